@@ -1,0 +1,218 @@
+import type { SessionSummary } from './schemas.js';
+
+/**
+ * The storage adapter contract, version 1. Adapters implement these primitives and
+ * nothing more; every clause of the durability contract (revisions, recovery, the run
+ * journal's semantics, the memory lifecycle) is implemented once, in core, on top of them.
+ *
+ * All ids an adapter receives were validated by core: a session or run id matches
+ * `^[A-Za-z0-9_-]{1,128}$`; a document id in the `revisions` collection is
+ * `<sessionId>.<revision>`. Adapters must still encode them for their medium
+ * (case-insensitive filesystems, for instance) so distinct ids never collide.
+ *
+ * Errors: an adapter throws `BackendUnavailableError` when the backend cannot be
+ * reached and `BackendError` for any other failure (permission, I/O, timeout). It never
+ * reports a failed write as done and never turns a read failure into "not found".
+ */
+export interface StorageAdapterV1 {
+  readonly specificationVersion: 'v1';
+  /** Short name used in error messages and reports: "memory", "fs", "redis", "s3". */
+  readonly name: string;
+  readonly capabilities: AdapterCapabilities;
+
+  /** Called once by the store before any other call (sweep stale temp files here, B2). */
+  open(): Promise<void>;
+
+  // ── Documents ────────────────────────────────────────────────────────────────────
+  /** Returns the document or null when it does not exist. */
+  getDocument(collection: Collection, id: string): Promise<StoredDocument | null>;
+  /**
+   * Writes a document if, and only if, its stored revision equals `expectedRevision`
+   * (null: the document must not exist). Atomic: a reader sees the old or the new
+   * document, never a mix (B1). With `durable`, resolves only once the write survives
+   * power loss as far as the backend can promise (B3).
+   */
+  putDocument(
+    collection: Collection,
+    id: string,
+    write: DocumentWrite,
+    options: WriteOptions,
+  ): Promise<PutResult>;
+  /** Deletes a document (conditional when `expectedRevision` is given). */
+  deleteDocument(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult>;
+  /** Lists document ids in a collection, optionally by prefix, in any stable order. */
+  listDocuments(collection: Collection, options: ListDocumentsOptions): Promise<IdPage>;
+  /**
+   * A2: moves a document's bytes aside, intact, so a fresh document may take its place;
+   * returns where they went (a path, a key) for the error report.
+   */
+  quarantineDocument(collection: Collection, id: string, reason: string): Promise<string>;
+  /** Lists what `quarantineDocument` moved aside. */
+  listQuarantined(): Promise<QuarantinedDocument[]>;
+
+  // ── Session index (B7) ───────────────────────────────────────────────────────────
+  putIndexEntry(summary: SessionSummary, options: { durable: boolean }): Promise<void>;
+  deleteIndexEntry(id: string, options: { durable: boolean }): Promise<void>;
+  /** Replaces the whole index (rebuild after it was found missing or corrupt). */
+  replaceIndex(summaries: SessionSummary[], options: { durable: boolean }): Promise<void>;
+  /**
+   * Entries newest first (`updatedAt` descending, then `id` ascending), from an opaque
+   * cursor. Entries are returned unparsed; core validates them. `missing` means no index
+   * exists yet; `corrupt` means it exists but cannot be read — core rebuilds in both cases.
+   */
+  listIndex(options: { cursor: string | null; limit: number }): Promise<IndexPage>;
+
+  // ── Run journals (E2, E3) ────────────────────────────────────────────────────────
+  /**
+   * Appends records to the journal of one run. `records[0].sequence` must be exactly one
+   * more than the last stored sequence (1 for a new journal), else nothing is written and
+   * `{ ok: false, lastSequence }` comes back. Records are stored in order; the append is
+   * all or nothing as far as readers can tell (a torn tail is ignored on read, E3).
+   */
+  appendLog(
+    sessionId: string,
+    runId: string,
+    records: LogRecordInput[],
+    options: { durability: LogDurability },
+  ): Promise<AppendLogResult>;
+  /** Reads records with sequence > `afterSequence`, in order, at most `limit`. */
+  readLog(
+    sessionId: string,
+    runId: string,
+    options: { afterSequence: number; limit: number },
+  ): Promise<LogReadResult>;
+  /** Run ids that have a journal under this session. */
+  listLogs(sessionId: string): Promise<string[]>;
+  /** B8: removes every journal of the session. */
+  deleteLogs(sessionId: string, options: { durable: boolean }): Promise<void>;
+
+  /** C1: makes everything written so far durable (best effort for `process` durability). */
+  sync(): Promise<void>;
+  /** Releases connections and handles. Idempotent. */
+  close(): Promise<void>;
+}
+
+export type StorageAdapter = StorageAdapterV1;
+
+export type Collection = 'sessions' | 'revisions' | 'lifecycle';
+
+/**
+ * What a durable write means on this backend (B3):
+ * - `process`: survives nothing beyond the process (the in-memory reference);
+ * - `fsync`: on stable storage of this machine (file and directory fsynced);
+ * - `server-fsync`: the server confirmed its append-only file was fsynced (Redis WAITAOF);
+ * - `replicated`: acknowledged by the configured number of replicas;
+ * - `acknowledged`: the service acknowledged the write (S3 PUT).
+ */
+export type DurabilityLevel = 'process' | 'fsync' | 'server-fsync' | 'replicated' | 'acknowledged';
+
+export interface AdapterCapabilities {
+  /** The durability level `durable: true` writes reach. */
+  readonly durability: DurabilityLevel;
+  /** B4: conditional writes hold across processes and instances sharing the backend. */
+  readonly conditionalWrites: boolean;
+  /** Several processes may open the same backend at once (the store still fences runs). */
+  readonly sharedAcrossProcesses: boolean;
+  /**
+   * `putDocument` accepts `{ kind: 'delta' }` writes that cost O(delta), so a save that only
+   * appends messages does not rewrite the history.
+   */
+  readonly appendDeltas: boolean;
+  /** `appendLog` costs O(records), not O(journal). */
+  readonly nativeAppend: boolean;
+  /** Concurrent durable appends share one flush (`group` durability). */
+  readonly groupCommit: boolean;
+  /** H2: all keys of one session share a hash tag (Redis Cluster). */
+  readonly clusterSafeKeys: boolean;
+  /**
+   * H1: clauses this adapter cannot honour, each with the reason. The conformance suite
+   * reports them as declared gaps; a clause not listed here must pass.
+   */
+  readonly gaps: readonly CapabilityGap[];
+}
+
+export interface CapabilityGap {
+  /** A clause id, e.g. "B3", or a single test's id, e.g. "C3:restart". */
+  readonly clause: string;
+  readonly reason: string;
+}
+
+/**
+ * A document as stored: a base written in full, plus the deltas appended since, in order.
+ * Adapters without `appendDeltas` always return `deltas: []`.
+ */
+export interface StoredDocument {
+  readonly revision: number;
+  /** JSON text of the last full write. */
+  readonly base: string;
+  /** JSON texts of the delta writes since the base, oldest first. */
+  readonly deltas: readonly string[];
+}
+
+export type DocumentWrite =
+  /** Replaces the document (and drops its deltas). */
+  | { readonly kind: 'full'; readonly revision: number; readonly text: string }
+  /** Appends one delta to an existing document (only with `appendDeltas`). */
+  | { readonly kind: 'delta'; readonly revision: number; readonly text: string };
+
+export interface WriteOptions {
+  /** The revision the caller last saw; null means the document must not exist yet. */
+  readonly expectedRevision: number | null;
+  /** B3: resolve only once the write is durable. When false, make no flush call at all. */
+  readonly durable: boolean;
+}
+
+export interface DeleteOptions {
+  /** When given, delete only if the stored revision matches. */
+  readonly expectedRevision?: number;
+  readonly durable: boolean;
+}
+
+export type PutResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly currentRevision: number | null };
+
+export interface ListDocumentsOptions {
+  readonly prefix?: string;
+  readonly cursor: string | null;
+  readonly limit: number;
+}
+
+export interface IdPage {
+  readonly ids: string[];
+  readonly nextCursor: string | null;
+}
+
+export interface QuarantinedDocument {
+  readonly collection: Collection;
+  readonly id: string;
+  readonly location: string;
+  readonly reason: string;
+  readonly quarantinedAt: number;
+}
+
+export type IndexPage =
+  | { readonly status: 'ok'; readonly entries: unknown[]; readonly nextCursor: string | null }
+  | { readonly status: 'missing' }
+  | { readonly status: 'corrupt'; readonly reason: string };
+
+/** `none`: no flush; `group`: durable, flushes may be shared; `each`: one flush per append. */
+export type LogDurability = 'none' | 'group' | 'each';
+
+export interface LogRecordInput {
+  readonly sequence: number;
+  /** JSON text of the record. */
+  readonly text: string;
+}
+
+export type AppendLogResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly lastSequence: number };
+
+export interface LogReadResult {
+  /** False when no journal exists for this run. */
+  readonly exists: boolean;
+  readonly records: readonly LogRecordInput[];
+  /** E3: the journal ended in a torn record (ignored; the next append repairs it). */
+  readonly tornTail: boolean;
+}

@@ -1,0 +1,249 @@
+import type { StoredDocument } from './adapter.js';
+import {
+  attachmentSchema,
+  contentSchema,
+  idSchema,
+  journalTagSchema,
+  type Message,
+  markerSchema,
+  messageRoleSchema,
+  pendingTurnSchema,
+  type Session,
+  type SessionSummary,
+  timestampSchema,
+  toolCallSchema,
+} from './schemas.js';
+
+/** Prefix of the fields that belong to the store (A4). */
+export const RESERVED_PREFIX = '_keepsake';
+const FORMAT_FIELD = '_keepsakeFormat';
+const DELTA_FIELD = '_keepsakeDelta';
+const FORMAT_VERSION = 1;
+
+/** The part of a session written with every save: everything except the messages. */
+export type SessionHead = Omit<Session, 'messages'>;
+
+export interface DecodeProblem {
+  field: string;
+  message: string;
+}
+
+export type DecodeResult =
+  | { ok: true; session: Session; problems: DecodeProblem[]; byteSize: number }
+  | { ok: false; reason: string };
+
+export function encodeFull(session: Session): string {
+  return JSON.stringify({ [FORMAT_FIELD]: FORMAT_VERSION, ...session });
+}
+
+export function encodeDelta(head: SessionHead, baseCount: number, appended: Message[]): string {
+  return JSON.stringify({ [DELTA_FIELD]: FORMAT_VERSION, baseCount, head, appended });
+}
+
+export function headOf(session: Session): SessionHead {
+  const { messages: _messages, ...head } = session;
+  return head;
+}
+
+/**
+ * Folds base + deltas and validates the result (A2, A5). Only a document whose
+ * transcript cannot be read (unparseable JSON, a delta that does not fit its base, a
+ * message without id, role or content) fails; any other invalid field is reset and
+ * reported as a problem.
+ */
+export function decodeSession(
+  expectedId: string,
+  stored: StoredDocument,
+  now: number,
+): DecodeResult {
+  let raw: Record<string, unknown>;
+  let byteSize = stored.base.length;
+  try {
+    raw = asObject(JSON.parse(stored.base), 'document');
+    for (const deltaText of stored.deltas) {
+      byteSize += deltaText.length;
+      const delta = asObject(JSON.parse(deltaText), 'delta');
+      const messages = raw.messages;
+      if (!Array.isArray(messages)) throw new Error('base has no message list');
+      if (delta.baseCount !== messages.length) {
+        throw new Error(
+          `delta expects ${String(delta.baseCount)} messages, found ${messages.length}`,
+        );
+      }
+      if (!Array.isArray(delta.appended)) throw new Error('delta has no appended list');
+      raw = { ...asObject(delta.head, 'delta head'), messages: [...messages, ...delta.appended] };
+    }
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+  delete raw[FORMAT_FIELD];
+  if (raw.id !== expectedId) {
+    return { ok: false, reason: `document id ${JSON.stringify(raw.id)} is not "${expectedId}"` };
+  }
+  if (!Array.isArray(raw.messages)) return { ok: false, reason: 'messages is not a list' };
+  const problems: DecodeProblem[] = [];
+  const messages: Message[] = [];
+  for (const [index, candidate] of raw.messages.entries()) {
+    const message = decodeMessage(candidate, `messages[${index}]`, problems, now);
+    if (message === null) return { ok: false, reason: `messages[${index}] cannot be read` };
+    messages.push(message);
+  }
+  const session = {
+    ...raw,
+    id: expectedId,
+    title: field(raw, 'title', (value) => typeof value === 'string', '', problems),
+    createdAt: field(raw, 'createdAt', isTimestamp, 0, problems),
+    updatedAt: field(raw, 'updatedAt', isTimestamp, 0, problems),
+    revision: stored.revision,
+    messages,
+    pending: decodePending(raw.pending, problems, now),
+    toolCalls: decodeToolCalls(raw.toolCalls, problems),
+    parentId: field(raw, 'parentId', isNullableId, null, problems),
+    rotatedTo: field(raw, 'rotatedTo', isNullableId, null, problems),
+    metadata: field(raw, 'metadata', isPlainObject, {}, problems),
+  } as Session;
+  return { ok: true, session, problems, byteSize };
+}
+
+function decodeMessage(
+  candidate: unknown,
+  path: string,
+  problems: DecodeProblem[],
+  now: number,
+): Message | null {
+  if (!isPlainObject(candidate)) return null;
+  if (!idSchema.safeParse(candidate.id).success) return null;
+  if (!messageRoleSchema.safeParse(candidate.role).success) return null;
+  if (!contentSchema.safeParse(candidate.content).success) return null;
+  const message: Record<string, unknown> = { ...candidate };
+  const checks: Array<[string, (value: unknown) => boolean]> = [
+    ['createdAt', isTimestamp],
+    ['attachments', (value) => attachmentSchema.array().safeParse(value).success],
+    ['partial', (value) => typeof value === 'boolean'],
+    ['reasoning', (value) => typeof value === 'string'],
+    ['runId', (value) => idSchema.safeParse(value).success],
+    ['journal', (value) => journalTagSchema.safeParse(value).success],
+    ['recovered', (value) => typeof value === 'boolean'],
+    ['marker', (value) => markerSchema.safeParse(value).success],
+  ];
+  for (const [name, valid] of checks) {
+    if (!(name in message) || valid(message[name])) continue;
+    if (name === 'marker') {
+      const repaired = repairMarker(message.marker);
+      if (repaired !== null) {
+        message.marker = repaired;
+        problems.push({ field: `${path}.marker.retry`, message: 'invalid retry state dropped' });
+        continue;
+      }
+    }
+    problems.push({ field: `${path}.${name}`, message: `invalid ${name} reset` });
+    if (name === 'createdAt') message.createdAt = now;
+    else delete message[name];
+  }
+  if (!('createdAt' in message)) message.createdAt = now;
+  return message as Message;
+}
+
+/** A marker whose only fault is its retry state keeps its type and is demoted later. */
+function repairMarker(value: unknown): Message['marker'] | null {
+  if (!isPlainObject(value)) return null;
+  const { retry: _retry, ...rest } = value;
+  const parsed = markerSchema.safeParse(rest);
+  return parsed.success ? parsed.data : null;
+}
+
+function decodePending(value: unknown, problems: DecodeProblem[], now: number) {
+  if (value === null || value === undefined) return null;
+  const parsed = pendingTurnSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  // A5: keep the user's message whenever it can be read; reset only what is broken.
+  if (isPlainObject(value) && idSchema.safeParse(value.streamId).success) {
+    const userMessage = decodeMessage(value.userMessage, 'pending.userMessage', problems, now);
+    if (userMessage !== null) {
+      problems.push({ field: 'pending', message: 'invalid pending-turn fields reset' });
+      const attachments = attachmentSchema.array().safeParse(value.attachments);
+      return {
+        streamId: value.streamId as string,
+        userMessage,
+        attachments: attachments.success ? attachments.data : [],
+        startedAt: isTimestamp(value.startedAt) ? value.startedAt : 0,
+      };
+    }
+  }
+  problems.push({ field: 'pending', message: 'unreadable pending turn reset' });
+  return null;
+}
+
+function decodeToolCalls(value: unknown, problems: DecodeProblem[]) {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    problems.push({ field: 'toolCalls', message: 'toolCalls is not a list; reset' });
+    return [];
+  }
+  const valid = value.filter((entry) => toolCallSchema.safeParse(entry).success);
+  if (valid.length !== value.length) {
+    problems.push({
+      field: 'toolCalls',
+      message: `${value.length - valid.length} invalid dropped`,
+    });
+  }
+  return valid;
+}
+
+function field<T>(
+  raw: Record<string, unknown>,
+  name: string,
+  valid: (value: unknown) => boolean,
+  fallback: T,
+  problems: DecodeProblem[],
+): T {
+  const value = raw[name];
+  if (valid(value)) return value as T;
+  if (value !== undefined) problems.push({ field: name, message: `invalid ${name} reset` });
+  return fallback;
+}
+
+function isTimestamp(value: unknown): value is number {
+  return timestampSchema.safeParse(value).success;
+}
+
+function isNullableId(value: unknown): boolean {
+  return value === null || idSchema.safeParse(value).success;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw new Error(`${what} is not an object`);
+  return value;
+}
+
+export function summaryOf(session: Session): SessionSummary {
+  return {
+    id: session.id,
+    title: session.title,
+    createdAt: session.createdAt,
+    updatedAt: session.updatedAt,
+    messageCount: session.messages.length,
+    pending: session.pending !== null,
+    parentId: session.parentId,
+    rotatedTo: session.rotatedTo,
+  };
+}
+
+/** A4: the first reserved field name found on the object, if any. */
+export function findReservedField(value: Record<string, unknown>): string | null {
+  for (const key of Object.keys(value)) {
+    if (key.startsWith(RESERVED_PREFIX)) return key;
+  }
+  return null;
+}
+
+/** Freezes a saved message so in-place edits fail loudly instead of being missed. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const child of Object.values(value)) deepFreeze(child);
+  return Object.freeze(value);
+}

@@ -1,0 +1,282 @@
+import type { StorageAdapter } from './adapter.js';
+import type { Clock } from './clock.js';
+import { RevisionConflictError, StoreClosedError } from './errors.js';
+import { assertValidId } from './ids.js';
+import { lifecycleStateSchema } from './schemas.js';
+import type { DrainReport, MemoryAgent, MemoryLifecycle } from './store-types.js';
+
+interface DirtySegment {
+  /** The agent that owns these turns; kept through failures (G4) and re-registration (G5). */
+  owner: MemoryAgent | undefined;
+  /** Highest generation in this segment; it starts after the previous segment. */
+  upTo: number;
+}
+
+interface SessionLifecycle {
+  generation: number;
+  committedGeneration: number;
+  revision: number | null;
+  segments: DirtySegment[];
+  inFlight: Promise<boolean> | null;
+}
+
+export interface LifecycleOptions {
+  adapter: StorageAdapter;
+  clock: Clock;
+  drainDeadlineMs: number;
+  /** Background work must not inherit a held session lock (D3). */
+  detached<T>(fn: () => T): T;
+  isClosing(): boolean;
+  onCommitError(sessionId: string, error: unknown): void;
+}
+
+/**
+ * G1–G9: the memory lifecycle of batch-extraction memory providers. Completed turns bump
+ * a generation; one commit flushes the oldest dirty segment with the agent that owns it;
+ * a commit clears only the generations it captured when it started. Generations are
+ * persisted (G9) so a restart between a completed turn and its commit loses nothing.
+ */
+export class Lifecycle implements MemoryLifecycle {
+  private readonly sessions = new Map<string, SessionLifecycle>();
+  private readonly loading = new Map<string, Promise<SessionLifecycle>>();
+
+  constructor(private readonly options: LifecycleOptions) {}
+
+  /** The registered agent per session: the owner of future completed turns. */
+  private readonly agents = new Map<string, MemoryAgent>();
+
+  registerAgent(sessionId: string | null | undefined, agent: MemoryAgent): void {
+    if (!sessionId) return;
+    this.agents.set(assertValidId(sessionId), agent);
+  }
+
+  unregisterAgent(sessionId: string | null | undefined): void {
+    if (!sessionId) return;
+    this.agents.delete(assertValidId(sessionId));
+  }
+
+  async markTurnCompleted(
+    sessionId: string | null | undefined,
+    options: { agent?: MemoryAgent } = {},
+  ): Promise<number> {
+    if (!sessionId) return 0;
+    const state = await this.stateOf(assertValidId(sessionId));
+    state.generation++;
+    const owner = options.agent ?? this.agents.get(sessionId);
+    const last = state.segments.at(-1);
+    if (last !== undefined && last.owner === owner) last.upTo = state.generation;
+    else state.segments.push({ owner, upTo: state.generation });
+    await this.persist(sessionId, state);
+    return state.generation;
+  }
+
+  async hasUncommittedWork(sessionId: string | null | undefined): Promise<boolean> {
+    if (!sessionId) return false;
+    const state = await this.stateOf(assertValidId(sessionId));
+    return state.generation > state.committedGeneration;
+  }
+
+  async commit(
+    sessionId: string | null | undefined,
+    options: { agent?: MemoryAgent } = {},
+  ): Promise<boolean> {
+    if (!sessionId) return false;
+    if (this.options.isClosing()) throw new StoreClosedError('commit memory');
+    return this.commitInternal(
+      assertValidId(sessionId),
+      options.agent,
+      new AbortController().signal,
+    );
+  }
+
+  async drain(
+    options: { deadlineMs?: number; agents?: ReadonlyMap<string, MemoryAgent> } = {},
+  ): Promise<DrainReport> {
+    const report: DrainReport = { committed: [], failed: [], abandoned: [] };
+    const deadlineMs = options.deadlineMs ?? this.options.drainDeadlineMs;
+    const controller = new AbortController();
+    const sessionIds = new Set([...this.sessions.keys(), ...(options.agents?.keys() ?? [])]);
+    const work = [...sessionIds].map(async (sessionId) => {
+      const state = await this.stateOf(sessionId);
+      const agent = options.agents?.get(sessionId);
+      // G6: wait for a commit in flight, then commit every newer generation.
+      while (state.generation > state.committedGeneration && !controller.signal.aborted) {
+        const before = state.committedGeneration;
+        const ok = await this.commitInternal(sessionId, agent, controller.signal).catch(
+          (error: unknown) => {
+            report.failed.push({ sessionId, error });
+            return false;
+          },
+        );
+        if (!ok || state.committedGeneration === before) break;
+      }
+      if (controller.signal.aborted) return;
+      if (state.generation > state.committedGeneration) {
+        if (!report.failed.some((failure) => failure.sessionId === sessionId)) {
+          report.failed.push({
+            sessionId,
+            error: new Error('uncommitted work left (no agent or commit failed)'),
+          });
+        }
+      } else if (state.committedGeneration > 0) report.committed.push(sessionId);
+    });
+    let timer: ReturnType<Clock['setTimer']> | null = null;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = this.options.detached(() =>
+        this.options.clock.setTimer(() => resolve('deadline'), deadlineMs),
+      );
+    });
+    const outcome = await Promise.race([Promise.all(work).then(() => 'done' as const), deadline]);
+    if (timer !== null) this.options.clock.clearTimer(timer);
+    if (outcome === 'deadline') {
+      // C5: a hung provider call is abandoned (and told so through its signal).
+      controller.abort();
+      for (const [sessionId, state] of this.sessions) {
+        if (state.generation > state.committedGeneration && !report.committed.includes(sessionId)) {
+          report.abandoned.push(sessionId);
+        }
+      }
+    }
+    return report;
+  }
+
+  async evict(sessionId: string | null | undefined): Promise<boolean> {
+    if (!sessionId) return false;
+    const state = await this.stateOf(assertValidId(sessionId));
+    const agent = this.agents.get(sessionId);
+    while (state.generation > state.committedGeneration) {
+      const before = state.committedGeneration;
+      const ok = await this.commitInternal(sessionId, undefined, new AbortController().signal);
+      if (!ok || state.committedGeneration === before) break;
+    }
+    await state.inFlight;
+    if (state.generation > state.committedGeneration) return false;
+    this.agents.delete(sessionId);
+    if (agent?.close !== undefined) await agent.close();
+    return true;
+  }
+
+  /** B8: forgets a deleted session's lifecycle. */
+  forget(sessionId: string): void {
+    this.sessions.delete(sessionId);
+    this.agents.delete(sessionId);
+  }
+
+  private async commitInternal(
+    sessionId: string,
+    explicitAgent: MemoryAgent | undefined,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const state = await this.stateOf(sessionId);
+    // One commit per session at a time: a second caller waits for the first, then runs.
+    while (state.inFlight !== null) await state.inFlight.catch(() => false);
+    const run = this.options.detached(() =>
+      this.commitOldestSegment(sessionId, state, explicitAgent, signal),
+    );
+    state.inFlight = run;
+    try {
+      return await run;
+    } finally {
+      if (state.inFlight === run) state.inFlight = null;
+    }
+  }
+
+  private async commitOldestSegment(
+    sessionId: string,
+    state: SessionLifecycle,
+    explicitAgent: MemoryAgent | undefined,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const segment = state.segments[0];
+    if (segment === undefined || state.generation <= state.committedGeneration) return false;
+    // G5: the oldest segment is committed by its own owner, even when a new agent is passed.
+    const owner = segment.owner ?? explicitAgent ?? this.agents.get(sessionId);
+    if (owner === undefined) return false;
+    const captured = segment.upTo;
+    const fromGeneration = state.committedGeneration + 1;
+    try {
+      await owner.commitMemory({ sessionId, fromGeneration, toGeneration: captured, signal });
+    } catch (error) {
+      // G4: the work stays uncommitted and keeps the handle that owns it.
+      segment.owner = owner;
+      this.options.onCommitError(sessionId, error);
+      return false;
+    }
+    if (signal.aborted) return false;
+    // G3: clear only what was captured at the start; later turns stay dirty.
+    state.committedGeneration = Math.max(state.committedGeneration, captured);
+    state.segments = state.segments.filter((candidate) => candidate.upTo > captured);
+    await this.persist(sessionId, state);
+    return true;
+  }
+
+  private stateOf(sessionId: string): Promise<SessionLifecycle> {
+    const known = this.sessions.get(sessionId);
+    if (known !== undefined) return Promise.resolve(known);
+    let loading = this.loading.get(sessionId);
+    if (loading === undefined) {
+      loading = this.load(sessionId).finally(() => this.loading.delete(sessionId));
+      this.loading.set(sessionId, loading);
+    }
+    return loading;
+  }
+
+  private async load(sessionId: string): Promise<SessionLifecycle> {
+    const stored = await this.options.adapter.getDocument('lifecycle', sessionId);
+    let generation = 0;
+    let committedGeneration = 0;
+    if (stored !== null) {
+      const parsed = lifecycleStateSchema.safeParse(safeJson(stored.base));
+      if (parsed.success) ({ generation, committedGeneration } = parsed.data);
+    }
+    const state: SessionLifecycle = {
+      generation,
+      committedGeneration,
+      revision: stored?.revision ?? null,
+      // Work left from before a restart has no known owner; an explicit agent commits it.
+      segments: generation > committedGeneration ? [{ owner: undefined, upTo: generation }] : [],
+      inFlight: null,
+    };
+    this.sessions.set(sessionId, state);
+    return state;
+  }
+
+  private async persist(sessionId: string, state: SessionLifecycle, attempt = 0): Promise<void> {
+    const revision = (state.revision ?? 0) + 1;
+    const text = JSON.stringify({
+      sessionId,
+      generation: state.generation,
+      committedGeneration: state.committedGeneration,
+    });
+    const result = await this.options.adapter.putDocument(
+      'lifecycle',
+      sessionId,
+      { kind: 'full', revision, text },
+      { expectedRevision: state.revision, durable: true },
+    );
+    if (result.ok) state.revision = revision;
+    else {
+      // Another instance wrote it: take the higher generations and write again.
+      const stored = await this.options.adapter.getDocument('lifecycle', sessionId);
+      const parsed = lifecycleStateSchema.safeParse(safeJson(stored?.base ?? 'null'));
+      state.revision = stored?.revision ?? null;
+      if (parsed.success) {
+        state.generation = Math.max(state.generation, parsed.data.generation);
+        state.committedGeneration = Math.max(
+          state.committedGeneration,
+          parsed.data.committedGeneration,
+        );
+      }
+      if (attempt >= 8) throw new RevisionConflictError(sessionId, state.revision, null);
+      await this.persist(sessionId, state, attempt + 1);
+    }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

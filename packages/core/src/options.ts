@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import type { StorageAdapter } from './adapter.js';
+import { type Clock, systemClock } from './clock.js';
+import { InvalidConfigError } from './errors.js';
+import type { JournalDurabilityPolicy, SessionStoreOptions, StoreLimits } from './store-types.js';
+
+const positiveInt = z.number().int().positive();
+const nonNegative = z.number().nonnegative();
+
+const optionsSchema = z.object({
+  limits: z
+    .object({
+      maxDocumentBytes: positiveInt.optional(),
+      maxMessages: positiveInt.optional(),
+      maxJournalEventBytes: positiveInt.optional(),
+    })
+    .strict()
+    .optional(),
+  cache: z.object({ maxSessions: positiveInt.optional() }).strict().optional(),
+  journal: z
+    .object({ durability: z.enum(['terminal', 'group', 'each']).optional() })
+    .strict()
+    .optional(),
+  checkpoint: z
+    .object({ intervalMs: positiveInt.optional(), idleRefreshMs: positiveInt.optional() })
+    .strict()
+    .optional(),
+  recovery: z
+    .object({
+      graceMs: nonNegative.optional(),
+      maxAttempts: positiveInt.optional(),
+      giveUpMs: positiveInt.optional(),
+    })
+    .strict()
+    .optional(),
+  lifecycle: z.object({ drainDeadlineMs: positiveInt.optional() }).strict().optional(),
+  deltas: z.object({ compactAfter: positiveInt.optional() }).strict().optional(),
+  flushConcurrency: positiveInt.optional(),
+});
+
+export interface ResolvedOptions {
+  adapter: StorageAdapter;
+  clock: Clock;
+  limits: StoreLimits;
+  maxCachedSessions: number;
+  journalDurability: JournalDurabilityPolicy;
+  checkpointIntervalMs: number;
+  idleRefreshMs: number;
+  graceMs: number;
+  maxAttempts: number;
+  giveUpMs: number;
+  drainDeadlineMs: number;
+  compactAfter: number;
+  flushConcurrency: number;
+}
+
+/** Validates store options with zod; a bad value names the exact option to fix. */
+export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidConfigError('createSessionStore needs an options object with an `adapter`');
+  }
+  const { adapter, clock, ...rest } = options;
+  if (
+    typeof adapter !== 'object' ||
+    adapter === null ||
+    (adapter as { specificationVersion?: unknown }).specificationVersion !== 'v1'
+  ) {
+    throw new InvalidConfigError(
+      'Option `adapter` must be a Keepsake storage adapter with specificationVersion "v1" (for example memoryAdapter() or fsAdapter({ directory }))',
+    );
+  }
+  const parsed = optionsSchema.safeParse(rest);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') || '(root)';
+    throw new InvalidConfigError(`Invalid store option \`${path}\`: ${issue?.message}`, {
+      cause: parsed.error,
+    });
+  }
+  const value = parsed.data;
+  return {
+    adapter,
+    clock: clock ?? systemClock,
+    limits: {
+      maxDocumentBytes: value.limits?.maxDocumentBytes ?? 16 * 1024 * 1024,
+      maxMessages: value.limits?.maxMessages ?? 100_000,
+      maxJournalEventBytes: value.limits?.maxJournalEventBytes ?? 1024 * 1024,
+    },
+    maxCachedSessions: value.cache?.maxSessions ?? 500,
+    journalDurability: value.journal?.durability ?? 'group',
+    checkpointIntervalMs: value.checkpoint?.intervalMs ?? 5_000,
+    idleRefreshMs: value.checkpoint?.idleRefreshMs ?? 15_000,
+    graceMs: value.recovery?.graceMs ?? 30_000,
+    maxAttempts: value.recovery?.maxAttempts ?? 12,
+    giveUpMs: value.recovery?.giveUpMs ?? 86_400_000,
+    drainDeadlineMs: value.lifecycle?.drainDeadlineMs ?? 10_000,
+    compactAfter: value.deltas?.compactAfter ?? 64,
+    flushConcurrency: value.flushConcurrency ?? 8,
+  };
+}

@@ -1,0 +1,338 @@
+import { PeriodicCheckpoint } from './checkpoint.js';
+import { JournalSealedError, RevisionConflictError, RunNotActiveError } from './errors.js';
+import { JournalWriter, readWholeJournal } from './journal.js';
+import type { LockRegistry } from './lock-registry.js';
+import { createMarker } from './markers.js';
+import type { ResolvedOptions } from './options.js';
+import type { JournalRecord, Session } from './schemas.js';
+import type { CacheEntry } from './session-cache.js';
+import { normalizeMessage } from './session-persistence.js';
+import type {
+  CancelOutcome,
+  CompleteRunInput,
+  JournalEventInput,
+  RunHandle,
+  SaveOptions,
+  StoreEvent,
+} from './store-types.js';
+import { foldJournal } from './transcript.js';
+
+/** What a run needs from its store. */
+export interface RunHost {
+  readonly options: ResolvedOptions;
+  readonly locks: LockRegistry;
+  entryFor(sessionId: string): Promise<CacheEntry>;
+  /** Re-reads a session another instance changed (after a revision conflict). */
+  refreshIfClean(entry: CacheEntry): Promise<void>;
+  write(entry: CacheEntry, options: SaveOptions): Promise<Session>;
+  runEnded(run: Run): void;
+  markTurnCompleted(sessionId: string): Promise<void>;
+  foldLateOutput(entry: CacheEntry, runId: string): Promise<void>;
+  emit(event: StoreEvent): void;
+}
+
+export function createJournalWriter(
+  host: RunHost,
+  sessionId: string,
+  runId: string,
+): JournalWriter {
+  return new JournalWriter({
+    adapter: host.options.adapter,
+    clock: host.options.clock,
+    sessionId,
+    runId,
+    policy: host.options.journalDurability,
+    maxEventBytes: host.options.limits.maxJournalEventBytes,
+    onAppend: (durationMs, durable) =>
+      host.emit({ type: 'append', sessionId, runId, durationMs, durable }),
+  });
+}
+
+/**
+ * E6: ends a pending turn as cancelled or failed, under the caller-held session lock.
+ * The journal is sealed first (so the worker's later appends are refused), then the
+ * user turn, the partial output and one marker are written and the pending fields
+ * cleared in one save, with fsync.
+ */
+export async function interruptPendingTurn(
+  host: RunHost,
+  entry: CacheEntry,
+  writer: JournalWriter,
+  kind: 'cancel' | 'error',
+  error?: { message: string; code?: string },
+): Promise<CancelOutcome> {
+  const session = entry.session;
+  const pending = session.pending;
+  if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
+  const runId = pending.streamId;
+  await writer.idle();
+  try {
+    await writer.append(
+      kind === 'cancel'
+        ? { type: 'cancel' }
+        : {
+            type: 'error',
+            data: { message: error?.message ?? 'failed', code: error?.code ?? null },
+          },
+    );
+  } catch (cause) {
+    if (!JournalSealedError.isInstance(cause)) throw cause;
+    return { cancelled: false, reason: 'already-finished' };
+  }
+  const journal = await readWholeJournal(host.options.adapter, session.id, runId);
+  const now = host.options.clock.now();
+  const snapshot = snapshotOf(session);
+  try {
+    if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
+      session.messages.push(pending.userMessage);
+    }
+    foldJournal(session, journal.records, session.messages.length, {
+      runId,
+      now,
+      recovered: false,
+      partial: true,
+    });
+    const marker =
+      kind === 'cancel'
+        ? createMarker('cancelled', 'cancelled', runId, now)
+        : createMarker('errored', 'errored', runId, now, { detail: error?.message ?? '' });
+    if (!session.messages.some((message) => message.id === marker.id))
+      session.messages.push(marker);
+    session.pending = null;
+    await host.write(entry, { fsync: true });
+  } catch (cause) {
+    restore(session, snapshot);
+    throw cause;
+  }
+  host.emit({
+    type: 'run',
+    sessionId: session.id,
+    runId,
+    state: kind === 'cancel' ? 'interrupted-by-user' : 'errored',
+  });
+  return { cancelled: true, sessionId: session.id, runId };
+}
+
+interface SessionSnapshot {
+  messages: Session['messages'];
+  toolCalls: Session['toolCalls'];
+  pending: Session['pending'];
+}
+
+function snapshotOf(session: Session): SessionSnapshot {
+  return {
+    messages: [...session.messages],
+    toolCalls: [...session.toolCalls],
+    pending: session.pending,
+  };
+}
+
+function restore(session: Session, snapshot: SessionSnapshot): void {
+  session.messages.splice(0, session.messages.length, ...snapshot.messages);
+  session.toolCalls.splice(0, session.toolCalls.length, ...snapshot.toolCalls);
+  session.pending = snapshot.pending;
+}
+
+/** A live run: owns its session's pending turn through its stream id (D4). */
+export class Run implements RunHandle {
+  readonly streamId: string;
+  private state: 'active' | 'finished' | 'fenced' = 'active';
+  private readonly journal: JournalWriter;
+  private readonly checkpoint: PeriodicCheckpoint;
+
+  constructor(
+    private readonly host: RunHost,
+    readonly sessionId: string,
+    readonly runId: string,
+  ) {
+    this.streamId = runId;
+    this.journal = createJournalWriter(host, sessionId, runId);
+    this.checkpoint = new PeriodicCheckpoint({
+      clock: host.options.clock,
+      intervalMs: host.options.checkpointIntervalMs,
+      idleRefreshMs: host.options.idleRefreshMs,
+      save: () => this.checkpointSave(),
+      detached: (fn) => host.locks.detached(fn),
+      onError: (error) =>
+        host.emit({
+          type: 'warning',
+          sessionId,
+          field: 'checkpoint',
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    });
+  }
+
+  get active(): boolean {
+    return this.state === 'active';
+  }
+
+  /** Number of checkpoint saves this run wrote (E4). */
+  get checkpointCount(): number {
+    return this.checkpoint.saveCount;
+  }
+
+  start(): void {
+    this.checkpoint.start();
+  }
+
+  /** Stops the periodic checkpoint, awaiting one in flight (C2, E4). */
+  stopCheckpoint(): Promise<void> {
+    return this.checkpoint.stop();
+  }
+
+  async append(event: JournalEventInput): Promise<JournalRecord> {
+    const record = await this.journal.append(event);
+    if (record.type === 'tool_result') this.checkpoint.recordActivity();
+    return record;
+  }
+
+  recordActivity(): void {
+    this.checkpoint.recordActivity();
+  }
+
+  async complete(input: CompleteRunInput = {}): Promise<Session> {
+    if (this.state !== 'active') {
+      throw new RunNotActiveError(this.sessionId, this.runId, `it is already ${this.state}`);
+    }
+    await this.checkpoint.stop();
+    await this.journal.idle();
+    return this.host.locks.withLock(this.sessionId, async () => {
+      const entry = await this.host.entryFor(this.sessionId);
+      try {
+        return await this.completeLocked(entry, input);
+      } catch (error) {
+        if (!RevisionConflictError.isInstance(error)) throw error;
+        // Another instance wrote the session: learn what it wrote, then check the fence again.
+        await this.host.refreshIfClean(entry);
+        return this.completeLocked(entry, input);
+      }
+    });
+  }
+
+  private async completeLocked(entry: CacheEntry, input: CompleteRunInput): Promise<Session> {
+    const session = entry.session;
+    const pending = session.pending;
+    if (pending?.streamId !== this.runId) {
+      // D4: fenced out. Finish our own journal; recovery folds it, the run writes nothing.
+      this.end('fenced');
+      if (this.journal.terminalState !== 'completed') {
+        await this.journal.append({ type: 'done' }).catch(() => undefined);
+      }
+      await this.host.foldLateOutput(entry, this.runId);
+      throw new RunNotActiveError(
+        this.sessionId,
+        this.runId,
+        "its stream is no longer the session's active stream",
+      );
+    }
+    const now = this.host.options.clock.now();
+    const snapshot = snapshotOf(session);
+    try {
+      if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
+        session.messages.push(pending.userMessage);
+      }
+      if (input.assistantMessages !== undefined) {
+        input.assistantMessages.forEach((message, index) => {
+          const normalized = normalizeMessage(
+            { runId: this.runId, ...message },
+            now,
+            `assistantMessages[${index}]`,
+          );
+          session.messages.push(normalized);
+        });
+      } else {
+        const journal = await readWholeJournal(
+          this.host.options.adapter,
+          this.sessionId,
+          this.runId,
+        );
+        foldJournal(session, journal.records, session.messages.length, {
+          runId: this.runId,
+          now,
+          recovered: false,
+          partial: false,
+        });
+      }
+      session.pending = null;
+      await this.host.write(entry, { fsync: true });
+    } catch (cause) {
+      restore(session, snapshot);
+      throw cause;
+    }
+    // E5: seal the journal after the transcript is durable, then mark the turn completed.
+    if (this.journal.terminalState !== 'completed') await this.journal.append({ type: 'done' });
+    this.end('finished');
+    this.host.emit({
+      type: 'run',
+      sessionId: this.sessionId,
+      runId: this.runId,
+      state: 'completed',
+    });
+    await this.host.markTurnCompleted(this.sessionId);
+    return session;
+  }
+
+  cancel(): Promise<CancelOutcome> {
+    return this.interrupt('cancel');
+  }
+
+  fail(error: { message: string; code?: string }): Promise<CancelOutcome> {
+    return this.interrupt('error', error);
+  }
+
+  /** Marks the run fenced out without touching storage (its session was deleted). */
+  abandon(): Promise<void> {
+    this.end('fenced');
+    return this.checkpoint.stop();
+  }
+
+  private async interrupt(
+    kind: 'cancel' | 'error',
+    error?: { message: string; code?: string },
+  ): Promise<CancelOutcome> {
+    if (this.state === 'finished') return { cancelled: false, reason: 'already-finished' };
+    if (this.state === 'fenced') return { cancelled: false, reason: 'not-active' };
+    await this.checkpoint.stop();
+    return this.host.locks.withLock(this.sessionId, async () => {
+      if (this.state !== 'active') {
+        return {
+          cancelled: false,
+          reason: this.state === 'finished' ? 'already-finished' : 'not-active',
+        };
+      }
+      const entry = await this.host.entryFor(this.sessionId);
+      if (entry.session.pending?.streamId !== this.runId) {
+        this.end('fenced');
+        return { cancelled: false, reason: 'not-active' };
+      }
+      const outcome = await interruptPendingTurn(this.host, entry, this.journal, kind, error);
+      if (outcome.cancelled) this.end('finished');
+      return outcome;
+    });
+  }
+
+  private async checkpointSave(): Promise<void> {
+    await this.host.locks.withLock(this.sessionId, async () => {
+      if (this.state !== 'active') return;
+      const entry = await this.host.entryFor(this.sessionId);
+      const pending = entry.session.pending;
+      if (pending?.streamId !== this.runId) return;
+      const previous = pending.heartbeatAt;
+      pending.heartbeatAt = this.host.options.clock.now();
+      try {
+        await this.host.write(entry, { skipIndex: true });
+      } catch (cause) {
+        if (previous === undefined) delete pending.heartbeatAt;
+        else pending.heartbeatAt = previous;
+        throw cause;
+      }
+      this.host.emit({ type: 'checkpoint', sessionId: this.sessionId, runId: this.runId });
+    });
+  }
+
+  private end(state: 'finished' | 'fenced'): void {
+    this.state = state;
+    this.host.runEnded(this);
+  }
+}

@@ -1,0 +1,84 @@
+import type { StorageAdapter } from './adapter.js';
+import { adapterCall } from './adapter-call.js';
+import type { Clock } from './clock.js';
+import { decodeSession, summaryOf } from './document-codec.js';
+import { InvalidInputError } from './errors.js';
+import { type SessionSummary, sessionSummarySchema } from './schemas.js';
+import type { ListOptions, SessionPage } from './store-types.js';
+
+/**
+ * B7: lists summaries from the adapter's index, newest first. A missing or corrupt index
+ * is rebuilt from the documents (without filling the session cache, C4). Rotated parents
+ * (D2) are hidden unless asked for, so a page may hold fewer than `limit` entries.
+ */
+export async function listSessions(
+  adapter: StorageAdapter,
+  clock: Clock,
+  options: ListOptions,
+): Promise<SessionPage> {
+  const limit = options.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new InvalidInputError('list(): `limit` must be an integer from 1 to 1000');
+  }
+  if (
+    options.cursor !== undefined &&
+    options.cursor !== null &&
+    typeof options.cursor !== 'string'
+  ) {
+    throw new InvalidInputError('list(): `cursor` must be a string from a previous page');
+  }
+  let cursor = options.cursor ?? null;
+  for (let rebuilt = false; ; ) {
+    const page = await adapterCall(adapter.name, 'read the session index', () =>
+      adapter.listIndex({ cursor, limit }),
+    );
+    const entries = page.status === 'ok' ? parseEntries(page.entries) : null;
+    if (page.status !== 'ok' || entries === null) {
+      if (rebuilt) return { sessions: [], nextCursor: null };
+      await rebuildIndex(adapter, clock);
+      rebuilt = true;
+      continue;
+    }
+    const visible = entries.filter(
+      (entry) => options.includeRotated === true || entry.rotatedTo === null,
+    );
+    if (visible.length > 0 || page.status !== 'ok' || page.nextCursor === null) {
+      return { sessions: visible, nextCursor: page.nextCursor };
+    }
+    cursor = page.nextCursor;
+  }
+}
+
+function parseEntries(entries: unknown[]): SessionSummary[] | null {
+  const parsed: SessionSummary[] = [];
+  for (const entry of entries) {
+    const result = sessionSummarySchema.safeParse(entry);
+    if (!result.success) return null;
+    parsed.push(result.data);
+  }
+  return parsed;
+}
+
+/** Rebuilds the index from every readable session document. */
+export async function rebuildIndex(adapter: StorageAdapter, clock: Clock): Promise<void> {
+  const summaries: SessionSummary[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await adapterCall(adapter.name, 'list sessions', () =>
+      adapter.listDocuments('sessions', { cursor, limit: 500 }),
+    );
+    for (const id of page.ids) {
+      const stored = await adapterCall(adapter.name, 'read a session', () =>
+        adapter.getDocument('sessions', id),
+      );
+      if (stored === null) continue;
+      const decoded = decodeSession(id, stored, clock.now());
+      // An unreadable document is quarantined when it is loaded, not by a scan.
+      if (decoded.ok) summaries.push(summaryOf(decoded.session));
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  await adapterCall(adapter.name, 'rebuild the session index', () =>
+    adapter.replaceIndex(summaries, { durable: true }),
+  );
+}
