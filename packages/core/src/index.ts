@@ -30,6 +30,7 @@ export {
   type MemoryBackend,
   memoryAdapter,
 } from './memory-adapter.js';
+export { type MigrationReport, migrateBackend } from './migrate.js';
 export * from './schemas.js';
 export { installShutdownHooks, type ShutdownHookOptions } from './shutdown.js';
 export { createSessionStore } from './store.js';

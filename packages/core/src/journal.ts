@@ -157,7 +157,12 @@ export class JournalWriter {
   }
 
   append(input: JournalEventInput): Promise<JournalRecord> {
-    const prepared = this.prepare(input);
+    let prepared: ReturnType<JournalWriter['prepare']>;
+    try {
+      prepared = this.prepare(input);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const result = this.queue.then(() => this.write(prepared));
     this.queue = result.catch(() => undefined);
     return result;

@@ -36,5 +36,9 @@ export async function foldLateOutput(
   if (terminal === 'completed') session.messages.splice(markerIndex, 1);
   else session.messages[markerIndex] = rewordMarker(marker, 'recovered');
   // Removing this run's own marker is the only shrink here (allowed, and retained, B5).
-  await host.write(entry, { fsync: true, touchUpdatedAt: false, allowShrink: terminal === 'completed' });
+  await host.write(entry, {
+    fsync: true,
+    touchUpdatedAt: false,
+    allowShrink: terminal === 'completed',
+  });
 }

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from './clock.js';
+import { JournalSealedError, LimitExceededError } from './errors.js';
+import { JournalWriter, nextTerminalState, readJournal, terminalStateOf } from './journal.js';
+import { memoryAdapter } from './memory-adapter.js';
+import type { JournalRecord } from './schemas.js';
+
+function writer(adapter = memoryAdapter(), runId = 'run-1') {
+  return new JournalWriter({
+    adapter,
+    clock: new ManualClock(),
+    sessionId: 'session-1',
+    runId,
+    policy: 'group',
+    maxEventBytes: 1024,
+  });
+}
+
+describe('journal', () => {
+  it('E2: sequences are 1, 2, 3… without gaps, also for concurrent appends', async () => {
+    const adapter = memoryAdapter();
+    const journal = writer(adapter);
+    const records = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        journal.append({ type: 'token', data: { text: `${index}` } }),
+      ),
+    );
+    expect(records.map((record) => record.sequence)).toEqual(
+      Array.from({ length: 20 }, (_, index) => index + 1),
+    );
+    const read = await readJournal(adapter, 'session-1', 'run-1');
+    expect(read.records.map((record) => record.data.text)).toEqual(
+      records.map((record) => record.data.text),
+    );
+    expect(read.gap).toBeNull();
+  });
+
+  it('E2: two writers on one journal never take the same sequence', async () => {
+    const adapter = memoryAdapter();
+    const first = writer(adapter);
+    const second = writer(adapter);
+    await first.append({ type: 'token', data: { text: 'a' } });
+    await second.append({ type: 'token', data: { text: 'b' } });
+    await first.append({ type: 'token', data: { text: 'c' } });
+    const read = await readJournal(adapter, 'session-1', 'run-1');
+    expect(read.records.map((record) => [record.sequence, record.data.text])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'c'],
+    ]);
+  });
+
+  it('E2: terminal precedence — done supersedes error, stream_end changes nothing, final states stay', () => {
+    expect(nextTerminalState('errored', 'done')).toBe('completed');
+    expect(nextTerminalState('errored', 'error')).toBe('errored');
+    expect(nextTerminalState('completed', 'error')).toBe('completed');
+    expect(nextTerminalState('completed', 'stream_end')).toBe('completed');
+    expect(nextTerminalState(null, 'stream_end')).toBeNull();
+    expect(nextTerminalState('interrupted-by-crash', 'done')).toBe('completed');
+    const records = ['token', 'error', 'stream_end', 'done'].map(
+      (type, index) => ({ type, sequence: index + 1 }) as unknown as JournalRecord,
+    );
+    expect(terminalStateOf(records)).toBe('completed');
+  });
+
+  it('E2: a sealed journal refuses further events but a stream_end', async () => {
+    const journal = writer();
+    await journal.append({ type: 'done' });
+    await expect(journal.append({ type: 'token', data: { text: 'late' } })).rejects.toSatisfy(
+      JournalSealedError.isInstance,
+    );
+    await expect(journal.append({ type: 'stream_end' })).resolves.toMatchObject({ sequence: 2 });
+  });
+
+  it('A3: an oversized event is refused and nothing is written', async () => {
+    const adapter = memoryAdapter();
+    const journal = writer(adapter);
+    await expect(
+      journal.append({ type: 'token', data: { text: 'x'.repeat(2000) } }),
+    ).rejects.toSatisfy(LimitExceededError.isInstance);
+    expect((await readJournal(adapter, 'session-1', 'run-1')).exists).toBe(false);
+  });
+
+  it('E2: a stored record whose identity does not match its journal is rejected on read', async () => {
+    const adapter = memoryAdapter();
+    await writer(adapter).append({ type: 'token', data: { text: 'ok' } });
+    const foreign = {
+      sessionId: 'other',
+      runId: 'run-1',
+      sequence: 2,
+      eventId: 'e2',
+      type: 'token',
+      data: {},
+      at: 1,
+    };
+    await adapter.appendLog(
+      'session-1',
+      'run-1',
+      [{ sequence: 2, text: JSON.stringify(foreign) }],
+      {
+        durability: 'none',
+      },
+    );
+    const read = await readJournal(adapter, 'session-1', 'run-1');
+    expect(read.records).toHaveLength(1);
+    expect(read.invalidRecord).toEqual({ sequence: 2 });
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidConfigError } from './errors.js';
+import { memoryAdapter } from './memory-adapter.js';
+import { createSessionStore } from './store.js';
+
+describe('store options', () => {
+  it('rejects a missing adapter with a message naming the option', () => {
+    expect(() => createSessionStore({} as never)).toThrowError(/Option `adapter`/);
+  });
+
+  it.each([
+    [{ recovery: { graceMs: -1 } }, 'recovery.graceMs'],
+    [{ cache: { maxSessions: 0 } }, 'cache.maxSessions'],
+    [{ journal: { durability: 'sometimes' } }, 'journal.durability'],
+    [{ limits: { maxMessages: 1.5 } }, 'limits.maxMessages'],
+    [{ checkpoint: { intervalMs: 100, unknown: 1 } }, 'checkpoint'],
+  ])('rejects %j as InvalidConfigError naming %s', (options, path) => {
+    let thrown: unknown;
+    try {
+      createSessionStore({ adapter: memoryAdapter(), ...(options as object) });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(InvalidConfigError.isInstance(thrown)).toBe(true);
+    expect((thrown as Error).message).toContain(path);
+  });
+});
