@@ -20,6 +20,7 @@ export type {
   WriteOptions,
 } from './adapter.js';
 export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './clock.js';
+export { createMessage } from './create-message.js';
 export * from './errors.js';
 export { assertValidId, ID_PATTERN, isValidId, randomId } from './ids.js';
 export { MARKER_WORDING } from './markers.js';

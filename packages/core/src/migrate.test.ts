@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
+import { createMessage } from './create-message.js';
 import { createMemoryBackend, memoryAdapter } from './memory-adapter.js';
 import { migrateBackend } from './migrate.js';
 import { createSessionStore } from './store.js';
@@ -11,7 +12,10 @@ describe('migrateBackend', () => {
     const sourceAdapter = memoryAdapter({ backend });
     const source = createSessionStore({ adapter: sourceAdapter, clock });
     const session = await source.create({ id: 'chat', title: 'Moving' });
-    session.messages.push({ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' });
+    session.messages.push(
+      createMessage({ role: 'user', content: 'one' }),
+      createMessage({ role: 'assistant', content: 'two' }),
+    );
     await source.save(session);
     session.messages.pop();
     await source.save(session, { allowShrink: true });

@@ -316,19 +316,36 @@ export class Run implements RunHandle {
     await this.host.locks.withLock(this.sessionId, async () => {
       if (this.state !== 'active') return;
       const entry = await this.host.entryFor(this.sessionId);
-      const pending = entry.session.pending;
-      if (pending?.streamId !== this.runId) return;
-      const previous = pending.heartbeatAt;
-      pending.heartbeatAt = this.host.options.clock.now();
       try {
-        await this.host.write(entry, { skipIndex: true });
-      } catch (cause) {
-        if (previous === undefined) delete pending.heartbeatAt;
-        else pending.heartbeatAt = previous;
-        throw cause;
+        await this.writeHeartbeat(entry);
+      } catch (error) {
+        if (!RevisionConflictError.isInstance(error)) throw error;
+        // Another instance wrote the session (a cancel from another server, a recovery):
+        // re-read it; if our stream is no longer the active one, this run is fenced out.
+        await this.host.refreshIfClean(entry);
+        if (entry.session.pending?.streamId !== this.runId) {
+          this.end('fenced');
+          void this.checkpoint.stop();
+          return;
+        }
+        await this.writeHeartbeat(entry);
       }
-      this.host.emit({ type: 'checkpoint', sessionId: this.sessionId, runId: this.runId });
     });
+  }
+
+  private async writeHeartbeat(entry: CacheEntry): Promise<void> {
+    const pending = entry.session.pending;
+    if (pending?.streamId !== this.runId) return;
+    const previous = pending.heartbeatAt;
+    pending.heartbeatAt = this.host.options.clock.now();
+    try {
+      await this.host.write(entry, { skipIndex: true });
+    } catch (cause) {
+      if (previous === undefined) delete pending.heartbeatAt;
+      else pending.heartbeatAt = previous;
+      throw cause;
+    }
+    this.host.emit({ type: 'checkpoint', sessionId: this.sessionId, runId: this.runId });
   }
 
   private end(state: 'finished' | 'fenced'): void {
