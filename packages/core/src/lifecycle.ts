@@ -1,6 +1,7 @@
 import type { StorageAdapter } from './adapter.js';
+import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import { RevisionConflictError, StoreClosedError } from './errors.js';
+import { CorruptDocumentError, RevisionConflictError, StoreClosedError } from './errors.js';
 import { assertValidId } from './ids.js';
 import { lifecycleStateSchema } from './schemas.js';
 import type { DrainReport, MemoryAgent, MemoryLifecycle } from './store-types.js';
@@ -28,6 +29,7 @@ export interface LifecycleOptions {
   detached<T>(fn: () => T): T;
   isClosing(): boolean;
   onCommitError(sessionId: string, error: unknown): void;
+  onQuarantine(sessionId: string, location: string): void;
 }
 
 /**
@@ -222,12 +224,25 @@ export class Lifecycle implements MemoryLifecycle {
   }
 
   private async load(sessionId: string): Promise<SessionLifecycle> {
-    const stored = await this.options.adapter.getDocument('lifecycle', sessionId);
+    const { adapter } = this.options;
+    const stored = await adapterCall(adapter.name, 'read lifecycle state', () =>
+      adapter.getDocument('lifecycle', sessionId),
+    );
     let generation = 0;
     let committedGeneration = 0;
     if (stored !== null) {
       const parsed = lifecycleStateSchema.safeParse(safeJson(stored.base));
-      if (parsed.success) ({ generation, committedGeneration } = parsed.data);
+      if (!parsed.success || parsed.data.sessionId !== sessionId) {
+        // A2: never read unreadable state as "nothing to commit": move it aside and say so.
+        const location = await adapterCall(adapter.name, 'quarantine a document', () =>
+          adapter.quarantineDocument('lifecycle', sessionId, 'lifecycle state does not parse'),
+        );
+        this.options.onQuarantine(sessionId, location);
+        throw new CorruptDocumentError(sessionId, adapter.name, location, {
+          cause: parsed.success ? new Error('lifecycle state names another session') : parsed.error,
+        });
+      }
+      ({ generation, committedGeneration } = parsed.data);
     }
     const state: SessionLifecycle = {
       generation,

@@ -88,6 +88,7 @@ class KeepsakeStore implements SessionStore, RunHost {
       drainDeadlineMs: options.drainDeadlineMs,
       detached: (fn) => this.locks.detached(fn),
       isClosing: () => this.state !== 'open',
+      onQuarantine: (sessionId, location) => this.emit({ type: 'quarantine', sessionId, location }),
       onCommitError: (sessionId, error) =>
         this.emit({
           type: 'warning',
@@ -105,11 +106,11 @@ class KeepsakeStore implements SessionStore, RunHost {
   // ── Sessions ─────────────────────────────────────────────────────────────────────
 
   async create(input: CreateSessionInput = {}, options: SaveOptions = {}): Promise<Session> {
-    await this.ready('create a session');
     if (typeof input !== 'object' || input === null) {
       throw new InvalidInputError('create() takes an object');
     }
     const id = input.id === undefined ? randomId() : assertValidId(input.id);
+    await this.ready('create a session');
     const reserved = findReservedField(input);
     if (reserved !== null) throw new ReservedFieldError(reserved, `session "${id}"`);
     const { messages: inputMessages, ...fields } = input;
@@ -151,8 +152,8 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async load(id: string, options: LoadOptions = {}): Promise<Session> {
-    await this.ready('load a session');
     assertValidId(id);
+    await this.ready('load a session');
     if (options.summaryOnly === true) return this.loadSummaryView(id);
     const entry = await this.entryFor(id);
     if (options.refresh === true) {
@@ -163,8 +164,8 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async exists(id: string): Promise<boolean> {
-    await this.ready('check a session');
     assertValidId(id);
+    await this.ready('check a session');
     if (this.cache.peek(id) !== undefined) return true;
     const stored = await adapterCall(this.adapter.name, 'read a session', () =>
       this.adapter.getDocument('sessions', id),
@@ -194,8 +195,8 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async delete(id: string): Promise<boolean> {
-    await this.ready('delete a session');
     assertValidId(id);
+    await this.ready('delete a session');
     return this.locks.withLockIfNotHeld(id, async () => {
       await this.runs.get(id)?.abandon();
       const adapter = this.adapter;
@@ -237,9 +238,9 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async rename(oldId: string, newId: string): Promise<Session> {
-    await this.ready('rename a session');
     assertValidId(oldId);
     assertValidId(newId);
+    await this.ready('rename a session');
     if (oldId === newId) throw new InvalidInputError('rename(): the new id equals the old one');
     const live = this.runs.get(oldId);
     if (live !== undefined) throw new SessionBusyError(oldId, live.runId);
@@ -290,14 +291,14 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    await this.ready('lock a session');
     assertValidId(id);
+    await this.ready('lock a session');
     return this.locks.withLock(id, fn);
   }
 
   async retainedRevisions(id: string): Promise<number[]> {
-    await this.ready('list retained revisions');
     assertValidId(id);
+    await this.ready('list retained revisions');
     const revisions: number[] = [];
     let cursor: string | null = null;
     do {
@@ -314,11 +315,11 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async loadRetainedRevision(id: string, revision: number): Promise<Session> {
-    await this.ready('load a retained revision');
     assertValidId(id);
     if (!Number.isInteger(revision) || revision < 1) {
       throw new InvalidInputError('loadRetainedRevision(): revision must be a positive integer');
     }
+    await this.ready('load a retained revision');
     const entry = await this.persistence.readRetained(`${id}.${revision}`, id);
     this.detachedCopies.add(entry.session);
     return entry.session;
@@ -328,7 +329,6 @@ class KeepsakeStore implements SessionStore, RunHost {
 
   async beginRun(sessionId: string, input: BeginRunInput): Promise<RunHandle> {
     if (this.state !== 'open') throw new StoreClosedError('start a run');
-    await this.ready('start a run');
     assertValidId(sessionId);
     if (typeof input !== 'object' || input === null) {
       throw new InvalidInputError('beginRun() needs { userMessage }');
@@ -339,6 +339,7 @@ class KeepsakeStore implements SessionStore, RunHost {
     if (input.attachments !== undefined && !Array.isArray(input.attachments)) {
       throw new InvalidInputError('beginRun(): `attachments` must be an array');
     }
+    await this.ready('start a run');
     // Recovery of a dead pending turn runs here, before the lock is taken.
     await this.load(sessionId);
     return this.locks.withLock(sessionId, async () => {
@@ -379,9 +380,9 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async cancelRun(sessionId: string, runId?: string): Promise<CancelOutcome> {
-    await this.ready('cancel a run');
     assertValidId(sessionId);
     if (runId !== undefined) assertValidId(runId, 'run');
+    await this.ready('cancel a run');
     const local = this.runs.get(sessionId);
     if (local !== undefined && (runId === undefined || local.runId === runId))
       return local.cancel();
@@ -402,16 +403,22 @@ class KeepsakeStore implements SessionStore, RunHost {
     runId: string,
     options: JournalReadOptions = {},
   ): Promise<JournalReadResult> {
-    await this.ready('read a journal');
     assertValidId(sessionId);
     assertValidId(runId, 'run');
+    for (const name of ['afterSequence', 'upToSequence', 'limit'] as const) {
+      const value = options[name];
+      if (value !== undefined && (!Number.isInteger(value) || value < 0)) {
+        throw new InvalidInputError(`readJournal(): \`${name}\` must be a non-negative integer`);
+      }
+    }
+    await this.ready('read a journal');
     return readJournal(this.adapter, sessionId, runId, options);
   }
 
   async runSummary(sessionId: string, runId: string): Promise<RunSummary> {
-    await this.ready('read a journal');
     assertValidId(sessionId);
     assertValidId(runId, 'run');
+    await this.ready('read a journal');
     const journal = await readWholeJournal(this.adapter, sessionId, runId);
     return {
       sessionId,
@@ -423,8 +430,8 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   async listRuns(sessionId: string): Promise<string[]> {
-    await this.ready('list runs');
     assertValidId(sessionId);
+    await this.ready('list runs');
     return adapterCall(this.adapter.name, 'list journals', () => this.adapter.listLogs(sessionId));
   }
 
