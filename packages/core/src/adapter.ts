@@ -49,6 +49,12 @@ export interface StorageAdapterV1 {
   quarantineDocument(collection: Collection, id: string, reason: string): Promise<string>;
   /** Lists what `quarantineDocument` moved aside. */
   listQuarantined(): Promise<QuarantinedDocument[]>;
+  /**
+   * Optional: the quarantined bytes at `location`, exactly as they were stored (base and
+   * deltas joined by newlines), or null when nothing is there. Lets the conformance suite
+   * check that quarantine keeps bytes intact on every adapter.
+   */
+  readQuarantined?(location: string): Promise<string | null>;
 
   // ── Session index (B7) ───────────────────────────────────────────────────────────
   putIndexEntry(summary: SessionSummary, options: { durable: boolean }): Promise<void>;

@@ -21,6 +21,11 @@ export type {
 } from './adapter.js';
 export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './clock.js';
 export { createMessage } from './create-message.js';
+export {
+  type DecodeResult,
+  decodeSession as decodeStoredSession,
+  encodeFull as encodeSessionDocument,
+} from './document-codec.js';
 export * from './errors.js';
 export { assertValidId, ID_PATTERN, isValidId, randomId } from './ids.js';
 export { MARKER_WORDING } from './markers.js';

@@ -7,6 +7,7 @@ import {
   JournalSealedError,
   KeepsakeError,
   LimitExceededError,
+  RunNotActiveError,
 } from './errors.js';
 import { assertValidId, randomId } from './ids.js';
 import {
@@ -144,8 +145,46 @@ export class JournalWriter {
   private lastSequence: number | null = null;
   private state: RunTerminalState | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Set once this writer saw its journal exist; a journal that then vanishes was deleted (B8). */
+  private seenJournal = false;
+  private deleted = false;
 
   constructor(private readonly options: JournalWriterOptions) {}
+
+  get sessionId(): string {
+    return this.options.sessionId;
+  }
+
+  /** Refuses every further append: the session and its journals were deleted (B8). */
+  markDeleted(): void {
+    this.deleted = true;
+  }
+
+  /**
+   * D2: moves the journal to a rotated session id between two appends. Records are
+   * copied with their sequences (their session id rewritten), then appends continue
+   * under the new id. The old copy stays with the parent document.
+   */
+  moveTo(newSessionId: string): Promise<void> {
+    const result = this.queue.then(async () => {
+      const { adapter, runId } = this.options;
+      const journal = await readWholeJournal(adapter, this.options.sessionId, runId);
+      const records = journal.records.map((record) => ({
+        sequence: record.sequence,
+        text: JSON.stringify({ ...record, sessionId: newSessionId }),
+      }));
+      if (records.length > 0) {
+        const copied = await adapter.appendLog(newSessionId, runId, records, {
+          durability: 'group',
+        });
+        if (!copied.ok) throw new JournalConflictError(runId, 1, copied.lastSequence);
+      }
+      this.options.sessionId = newSessionId;
+      this.lastSequence = null;
+    });
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
 
   get terminalState(): RunTerminalState | null {
     return this.state;
@@ -204,7 +243,9 @@ export class JournalWriter {
   }): Promise<JournalRecord> {
     const { adapter, sessionId, runId } = this.options;
     for (let attempt = 0; ; attempt++) {
+      if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
       if (this.lastSequence === null) await this.refresh();
+      if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
       if (isFinalState(this.state) && prepared.type !== 'stream_end') {
         throw new JournalSealedError(runId, this.state!);
       }
@@ -234,6 +275,7 @@ export class JournalWriter {
             : new BackendError(adapter.name, 'append to a journal', { cause });
         });
       if (result.ok) {
+        this.seenJournal = true;
         this.lastSequence = record.sequence;
         this.state = nextTerminalState(this.state, record.type);
         this.options.onAppend?.(performance.now() - started, durability !== 'none');
@@ -269,6 +311,11 @@ export class JournalWriter {
           afterSequence: after,
         },
       );
+      if (after === 0) {
+        // B8: the journal this writer appended to is gone: its session was deleted.
+        if (!page.exists && this.seenJournal) this.deleted = true;
+        if (page.exists) this.seenJournal = true;
+      }
       for (const record of page.records) state = nextTerminalState(state, record.type);
       const last = page.records.at(-1);
       if (last !== undefined) after = last.sequence;

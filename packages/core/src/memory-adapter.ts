@@ -187,6 +187,10 @@ class MemoryAdapter implements StorageAdapterV1 {
     return [...this.backend.quarantine];
   }
 
+  async readQuarantined(location: string): Promise<string | null> {
+    return this.backend.quarantinedBytes.get(location) ?? null;
+  }
+
   async putIndexEntry(summary: SessionSummary): Promise<void> {
     this.assertOpen('write the index');
     this.backend.index ??= new Map();

@@ -23,13 +23,17 @@ export interface RunHost {
   readonly locks: LockRegistry;
   entryFor(sessionId: string): Promise<CacheEntry>;
   /** Re-reads a session another instance changed (after a revision conflict). */
-  refreshIfClean(entry: CacheEntry): Promise<void>;
+  refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome>;
+  /** Drops a session another instance deleted from this store's cache. */
+  forgetDeleted(sessionId: string): void;
   write(entry: CacheEntry, options: SaveOptions): Promise<Session>;
   runEnded(run: Run): void;
   markTurnCompleted(sessionId: string): Promise<void>;
   foldLateOutput(entry: CacheEntry, runId: string): Promise<void>;
   emit(event: StoreEvent): void;
 }
+
+export type RefreshOutcome = 'unchanged' | 'refreshed' | 'dirty' | 'deleted';
 
 export function createJournalWriter(
   host: RunHost,
@@ -139,12 +143,14 @@ export class Run implements RunHandle {
   private state: 'active' | 'finished' | 'fenced' = 'active';
   private readonly journal: JournalWriter;
   private readonly checkpoint: PeriodicCheckpoint;
+  private currentSessionId: string;
 
   constructor(
     private readonly host: RunHost,
-    readonly sessionId: string,
+    sessionId: string,
     readonly runId: string,
   ) {
+    this.currentSessionId = sessionId;
     this.streamId = runId;
     this.journal = createJournalWriter(host, sessionId, runId);
     this.checkpoint = new PeriodicCheckpoint({
@@ -163,8 +169,19 @@ export class Run implements RunHandle {
     });
   }
 
+  /** The session this run belongs to; follows an id rotation (D2). */
+  get sessionId(): string {
+    return this.currentSessionId;
+  }
+
   get active(): boolean {
     return this.state === 'active';
+  }
+
+  /** D2: the session id rotated; the journal moves with it. Caller holds the lock. */
+  async moveTo(newSessionId: string): Promise<void> {
+    await this.journal.moveTo(newSessionId);
+    this.currentSessionId = newSessionId;
   }
 
   /** Number of checkpoint saves this run wrote (E4). */
@@ -204,7 +221,10 @@ export class Run implements RunHandle {
       } catch (error) {
         if (!RevisionConflictError.isInstance(error)) throw error;
         // Another instance wrote the session: learn what it wrote, then check the fence again.
-        await this.host.refreshIfClean(entry);
+        if ((await this.host.refreshIfClean(entry)) === 'deleted') {
+          this.deletedElsewhere();
+          throw new RunNotActiveError(this.sessionId, this.runId, 'its session was deleted');
+        }
         return this.completeLocked(entry, input);
       }
     });
@@ -281,10 +301,18 @@ export class Run implements RunHandle {
     return this.interrupt('error', error);
   }
 
-  /** Marks the run fenced out without touching storage (its session was deleted). */
+  /** Marks the run fenced out without touching storage (its session was deleted, B8). */
   abandon(): Promise<void> {
+    this.journal.markDeleted();
     this.end('fenced');
     return this.checkpoint.stop();
+  }
+
+  private deletedElsewhere(): void {
+    this.journal.markDeleted();
+    this.end('fenced');
+    void this.checkpoint.stop();
+    this.host.forgetDeleted(this.sessionId);
   }
 
   private async interrupt(
@@ -302,13 +330,24 @@ export class Run implements RunHandle {
         };
       }
       const entry = await this.host.entryFor(this.sessionId);
-      if (entry.session.pending?.streamId !== this.runId) {
-        this.end('fenced');
-        return { cancelled: false, reason: 'not-active' };
+      for (let attempt = 0; ; attempt++) {
+        if (entry.session.pending?.streamId !== this.runId) {
+          this.end('fenced');
+          return { cancelled: false, reason: 'not-active' };
+        }
+        try {
+          const outcome = await interruptPendingTurn(this.host, entry, this.journal, kind, error);
+          if (outcome.cancelled) this.end('finished');
+          return outcome;
+        } catch (cause) {
+          if (!RevisionConflictError.isInstance(cause) || attempt > 0) throw cause;
+          // Another instance wrote the session: learn what it wrote and check the fence again.
+          if ((await this.host.refreshIfClean(entry)) === 'deleted') {
+            this.deletedElsewhere();
+            return { cancelled: false, reason: 'not-active' };
+          }
+        }
       }
-      const outcome = await interruptPendingTurn(this.host, entry, this.journal, kind, error);
-      if (outcome.cancelled) this.end('finished');
-      return outcome;
     });
   }
 
@@ -322,7 +361,10 @@ export class Run implements RunHandle {
         if (!RevisionConflictError.isInstance(error)) throw error;
         // Another instance wrote the session (a cancel from another server, a recovery):
         // re-read it; if our stream is no longer the active one, this run is fenced out.
-        await this.host.refreshIfClean(entry);
+        if ((await this.host.refreshIfClean(entry)) === 'deleted') {
+          this.deletedElsewhere();
+          return;
+        }
         if (entry.session.pending?.streamId !== this.runId) {
           this.end('fenced');
           void this.checkpoint.stop();

@@ -13,6 +13,10 @@ export interface CacheEntry {
   deltasSinceFull: number;
   /** Approximate stored size in bytes (A3). */
   storedBytes: number;
+  /** C1: whether what is stored was written (or read) durably; flushAll re-persists the rest. */
+  durable: boolean;
+  /** B7: the last write skipped the index, so the index may be behind this session. */
+  indexStale: boolean;
 }
 
 /**

@@ -85,6 +85,8 @@ export class SessionPersistence {
       storedHeadText: JSON.stringify(headOf(session)),
       deltasSinceFull: stored.deltas.length,
       storedBytes: decoded.byteSize,
+      durable: true,
+      indexStale: false,
     };
   }
 
@@ -110,11 +112,20 @@ export class SessionPersistence {
       storedHeadText: null,
       deltasSinceFull: 0,
       storedBytes: decoded.byteSize,
+      durable: true,
+      indexStale: false,
     };
   }
 
-  /** Writes the entry's session (B1–B7). On failure nothing in the entry changes. */
-  async write(entry: CacheEntry, options: SaveOptions): Promise<Session> {
+  /**
+   * Writes the entry's session (B1–B7). On failure nothing in the entry changes.
+   * `rewriteRevision` (C1, clean sessions only) re-persists the stored revision as it is,
+   * so a flush never bumps a revision another instance holds.
+   */
+  async write(
+    entry: CacheEntry,
+    options: SaveOptions & { rewriteRevision?: boolean },
+  ): Promise<Session> {
     const { adapter, clock, limits } = this.options;
     const session = entry.session;
     const now = clock.now();
@@ -144,8 +155,9 @@ export class SessionPersistence {
       }
       shrink = missing.length > 0;
     }
-    const revision = (entry.storedRevision ?? 0) + 1;
-    const updatedAt = options.touchUpdatedAt === false ? session.updatedAt : now;
+    const rewrite = options.rewriteRevision === true && entry.storedRevision !== null;
+    const revision = rewrite ? entry.storedRevision! : (entry.storedRevision ?? 0) + 1;
+    const updatedAt = options.touchUpdatedAt === false || rewrite ? session.updatedAt : now;
     const head = { ...headOf(session), revision, updatedAt };
     const useDelta =
       adapter.capabilities.appendDeltas &&
@@ -188,6 +200,8 @@ export class SessionPersistence {
     entry.storedHeadText = JSON.stringify(headOf(session));
     entry.deltasSinceFull = useDelta ? entry.deltasSinceFull + 1 : 0;
     entry.storedBytes = totalBytes;
+    entry.durable = durable;
+    entry.indexStale = options.skipIndex === true;
     if (options.skipIndex !== true) {
       await adapterCall(adapter.name, 'update the session index', () =>
         adapter.putIndexEntry(summaryOf(session), { durable }),

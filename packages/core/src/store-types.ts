@@ -75,11 +75,11 @@ export interface CreateSessionInput {
 
 /** A message as callers write it: id and createdAt are filled in when missing. */
 export interface MessageInput {
-  id?: string;
+  id?: string | undefined;
   role: Message['role'];
   content: MessageContent;
-  createdAt?: number;
-  attachments?: Attachment[];
+  createdAt?: number | undefined;
+  attachments?: Attachment[] | undefined;
   [field: string]: unknown;
 }
 
@@ -119,7 +119,15 @@ export interface SessionPage {
   nextCursor: string | null;
 }
 
+export interface StoreDiagnostics {
+  cachedSessions: number;
+  lockEntries: number;
+  liveRuns: number;
+  state: 'open' | 'closing' | 'closed';
+}
+
 export interface FlushReport {
+  /** Sessions re-persisted with fsync (those not yet durable). */
   flushed: number;
   failed: Array<{ sessionId: string; error: KeepsakeError }>;
 }
@@ -265,11 +273,21 @@ export interface SessionStore {
   readonly lifecycle: MemoryLifecycle;
   create(input?: CreateSessionInput, options?: SaveOptions): Promise<Session>;
   load(id: string, options?: LoadOptions): Promise<Session>;
+  /**
+   * Re-reads a session from storage into its live instance, discarding unsaved local
+   * edits: the way out of a RevisionConflictError (reload, re-apply, save).
+   */
+  reload(id: string): Promise<Session>;
   exists(id: string): Promise<boolean>;
+  /** Counts for tests and monitoring: cached sessions, lock entries, live runs. */
+  diagnostics(): StoreDiagnostics;
   save(session: Session, options?: SaveOptions): Promise<Session>;
   delete(id: string): Promise<boolean>;
   list(options?: ListOptions): Promise<SessionPage>;
-  /** D2: moves the session to a new id under the same lock; the old document stays as its parent. */
+  /**
+   * D2: moves the session to a new id under the same lock; the old document stays as its
+   * parent. A live run follows (its journal moves with it).
+   */
   rename(oldId: string, newId: string): Promise<Session>;
   withLock<T>(id: string, fn: () => Promise<T>): Promise<T>;
   /** B5: the revisions kept before deliberate shrinks. */

@@ -5,6 +5,7 @@ import { findReservedField, headOf } from './document-codec.js';
 import {
   AlreadyExistsError,
   InvalidInputError,
+  NotFoundError,
   ReservedFieldError,
   RevisionConflictError,
   SessionBusyError,
@@ -23,7 +24,13 @@ import {
   repairPendingTurn,
   retryPendingMarkers,
 } from './recovery.js';
-import { createJournalWriter, interruptPendingTurn, Run, type RunHost } from './run.js';
+import {
+  createJournalWriter,
+  interruptPendingTurn,
+  type RefreshOutcome,
+  Run,
+  type RunHost,
+} from './run.js';
 import type { Session } from './schemas.js';
 import { type CacheEntry, SessionCache } from './session-cache.js';
 import { listSessions } from './session-index.js';
@@ -44,6 +51,7 @@ import type {
   SessionPage,
   SessionStore,
   SessionStoreOptions,
+  StoreDiagnostics,
   StoreEvent,
 } from './store-types.js';
 
@@ -163,6 +171,30 @@ class KeepsakeStore implements SessionStore, RunHost {
     return entry.session;
   }
 
+  async reload(id: string): Promise<Session> {
+    assertValidId(id);
+    await this.ready('reload a session');
+    if (this.runs.has(id)) throw new SessionBusyError(id, this.runs.get(id)!.runId);
+    return this.locks.withLockIfNotHeld(id, async () => {
+      const cached = this.cache.peek(id);
+      if (cached === undefined) return (await this.entryFor(id)).session;
+      if ((await this.replaceFromStorage(cached)) === 'deleted') {
+        this.cache.delete(id);
+        throw new NotFoundError(id);
+      }
+      return cached.session;
+    });
+  }
+
+  diagnostics(): StoreDiagnostics {
+    return {
+      cachedSessions: this.cache.size,
+      lockEntries: this.locks.size,
+      liveRuns: this.runs.size,
+      state: this.state,
+    };
+  }
+
   async exists(id: string): Promise<boolean> {
     assertValidId(id);
     await this.ready('check a session');
@@ -242,8 +274,6 @@ class KeepsakeStore implements SessionStore, RunHost {
     assertValidId(newId);
     await this.ready('rename a session');
     if (oldId === newId) throw new InvalidInputError('rename(): the new id equals the old one');
-    const live = this.runs.get(oldId);
-    if (live !== undefined) throw new SessionBusyError(oldId, live.runId);
     return this.locks.withLockIfNotHeld(oldId, async () => {
       // D2: the new id names the very mutex held under the old one.
       this.locks.alias(newId, oldId);
@@ -275,6 +305,13 @@ class KeepsakeStore implements SessionStore, RunHost {
         throw error;
       }
       this.cache.set(newId, childEntry);
+      // A live run follows the rotation (context compression rotates ids mid-run).
+      const live = this.runs.get(oldId);
+      if (live !== undefined) {
+        await live.moveTo(newId);
+        this.runs.delete(oldId);
+        this.runs.set(newId, live);
+      }
       // The parent is kept, never destroyed; it is marked so list() hides it by default.
       const parentPending = parent.pending;
       parent.rotatedTo = newId;
@@ -460,17 +497,28 @@ class KeepsakeStore implements SessionStore, RunHost {
 
   private async flushEverything(): Promise<FlushReport> {
     const report: FlushReport = { flushed: 0, failed: [] };
+    // C1: every cached session is re-persisted with fsync. A session without unsaved
+    // edits is rewritten at its stored revision, so flushing never bumps a revision
+    // another instance holds; if that instance wrote a newer one meanwhile, there is
+    // nothing of ours to make durable and the session is not counted.
     const queue = this.cache.values();
     const worker = async () => {
       for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
-        const id = entry.session.id;
+        const current = entry;
+        const id = current.session.id;
+        const clean = !this.persistence.isDirty(current);
         try {
-          const current = entry;
           await this.locks.withLockIfNotHeld(id, () =>
-            this.persistence.write(current, { fsync: true, touchUpdatedAt: false }),
+            this.persistence.write(current, {
+              fsync: true,
+              touchUpdatedAt: false,
+              skipIndex: clean && !current.indexStale,
+              rewriteRevision: clean,
+            }),
           );
           report.flushed++;
         } catch (error) {
+          if (clean && RevisionConflictError.isInstance(error)) continue;
           report.failed.push({
             sessionId: id,
             error: toKeepsakeError(error, this.adapter.name, 'flush a session'),
@@ -632,10 +680,22 @@ class KeepsakeStore implements SessionStore, RunHost {
   }
 
   /** Re-reads a session another instance may have changed, unless this one has unsaved edits. */
-  async refreshIfClean(entry: CacheEntry): Promise<void> {
-    if (this.persistence.isDirty(entry)) return;
+  async refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome> {
+    if (this.persistence.isDirty(entry)) return 'dirty';
+    return this.replaceFromStorage(entry);
+  }
+
+  forgetDeleted(sessionId: string): void {
+    this.cache.delete(sessionId);
+  }
+
+  /** Updates the live instance in place from what is stored now. */
+  private async replaceFromStorage(entry: CacheEntry): Promise<RefreshOutcome> {
     const fresh = await this.persistence.readOrNull(entry.session.id);
-    if (fresh === null || fresh.storedRevision === entry.storedRevision) return;
+    if (fresh === null) return 'deleted';
+    if (fresh.storedRevision === entry.storedRevision && !this.persistence.isDirty(entry)) {
+      return 'unchanged';
+    }
     const live = entry.session as Record<string, unknown>;
     for (const key of Object.keys(live)) delete live[key];
     Object.assign(live, fresh.session);
@@ -644,6 +704,9 @@ class KeepsakeStore implements SessionStore, RunHost {
     entry.storedHeadText = fresh.storedHeadText;
     entry.deltasSinceFull = fresh.deltasSinceFull;
     entry.storedBytes = fresh.storedBytes;
+    entry.durable = true;
+    entry.indexStale = false;
+    return 'refreshed';
   }
 
   private isPinned(entry: CacheEntry): boolean {
@@ -672,5 +735,7 @@ function newEntry(session: Session): CacheEntry {
     storedHeadText: null,
     deltasSinceFull: 0,
     storedBytes: 0,
+    durable: false,
+    indexStale: true,
   };
 }
