@@ -1,0 +1,202 @@
+import {
+  type AdapterCapabilities,
+  createSessionStore,
+  ManualClock,
+  type SessionStore,
+  type SessionStoreOptions,
+  type StorageAdapter,
+} from '@keepsake/core';
+import type { ConformanceInitializer } from '../types.js';
+import { RecordingFaultInjectingAdapter } from './recording-fault-injecting-adapter.js';
+
+/** What every test of one suite shares: the initializer and the adapter's declarations. */
+export interface SuiteContext {
+  readonly initializer: ConformanceInitializer;
+  /** Name the adapter reports for itself ("memory", "fs"…). */
+  readonly adapterName: string;
+  readonly capabilities: AdapterCapabilities;
+  readonly modelRuns: number;
+}
+
+/** Store options a test may set; the adapter and (by default) the clock come from the environment. */
+export type StoreOverrides = Omit<SessionStoreOptions, 'adapter'>;
+
+export interface OpenedStore {
+  readonly store: SessionStore;
+  /** The recording, fault-injecting proxy the store writes through. */
+  readonly adapter: RecordingFaultInjectingAdapter;
+  readonly namespace: string;
+}
+
+interface OwnedStore extends OpenedStore {
+  disposed: boolean;
+  /** Made by the test, not by the initializer: never passed to destroyAdapter. */
+  foreign?: boolean;
+}
+
+let namespaceCounter = 0;
+
+/** A namespace no other test (in this or another process) uses. */
+export function uniqueNamespace(prefix = 'ks'): string {
+  const random = Math.random().toString(36).slice(2, 8);
+  return `${prefix}-${process.pid.toString(36)}-${(namespaceCounter++).toString(36)}-${random}`;
+}
+
+/**
+ * One test's world: its own namespace, a manual clock, unique ids, and bookkeeping so
+ * every store it opens is closed and every adapter destroyed, whatever the outcome.
+ */
+export class TestEnvironment {
+  readonly namespace = uniqueNamespace();
+  /** Time moves only when a test says so; no test sleeps. */
+  readonly clock = new ManualClock();
+  private idCounter = 0;
+  private readonly idPrefix = Math.random().toString(36).slice(2, 7);
+  private readonly stores: OwnedStore[] = [];
+  private readonly rawAdapters: StorageAdapter[] = [];
+
+  constructor(readonly context: SuiteContext) {}
+
+  get capabilities(): AdapterCapabilities {
+    return this.context.capabilities;
+  }
+
+  /** A unique, valid id (A1 alphabet). */
+  id(prefix = 's'): string {
+    return `${prefix}-${this.idPrefix}-${(this.idCounter++).toString(36)}`;
+  }
+
+  /** A second namespace of this test (H3 migrations, isolation checks). */
+  otherNamespace(): string {
+    return uniqueNamespace();
+  }
+
+  /** Opens a store on a new adapter of `namespace` (this test's by default). */
+  async openStore(
+    overrides: StoreOverrides = {},
+    namespace = this.namespace,
+  ): Promise<OpenedStore> {
+    const inner = await this.context.initializer.createAdapter(namespace);
+    const adapter = new RecordingFaultInjectingAdapter(inner);
+    let store: SessionStore;
+    try {
+      store = createSessionStore({ clock: this.clock, ...overrides, adapter });
+    } catch (error) {
+      // Invalid options (A3 tests them): nothing but the adapter to release.
+      await inner.close();
+      await this.context.initializer.destroyAdapter?.(inner);
+      throw error;
+    }
+    const owned: OwnedStore = { store, adapter, namespace, disposed: false };
+    this.stores.push(owned);
+    return owned;
+  }
+
+  /**
+   * Opens a store on an adapter the test made itself (another backend, for H3). The store
+   * is closed with the environment; the adapter is not handed to `destroyAdapter`.
+   */
+  openStoreOn(inner: StorageAdapter, overrides: StoreOverrides = {}): OpenedStore {
+    const adapter = new RecordingFaultInjectingAdapter(inner);
+    const store = createSessionStore({ clock: this.clock, ...overrides, adapter });
+    const owned: OwnedStore = {
+      store,
+      adapter,
+      namespace: '(foreign)',
+      disposed: false,
+      foreign: true,
+    };
+    this.stores.push(owned);
+    return owned;
+  }
+
+  /**
+   * The process that owned `opened` dies (its adapter is severed) but the machine does
+   * not: what it wrote without fsync is still there (the page cache survives).
+   */
+  killProcess(opened: OpenedStore): void {
+    opened.adapter.sever();
+  }
+
+  /**
+   * An adapter on `namespace` that no store uses, opened, for reading back (or planting)
+   * what is stored. Closed and destroyed with the environment.
+   */
+  async rawAdapter(namespace = this.namespace): Promise<StorageAdapter> {
+    const adapter = await this.context.initializer.createAdapter(namespace);
+    this.rawAdapters.push(adapter);
+    await adapter.open();
+    return adapter;
+  }
+
+  /**
+   * The process that owned `opened` dies: its adapter is severed (nothing it still has in
+   * flight or in memory can land), then the machine crash of the namespace is simulated
+   * when the initializer can (unsynced writes may be dropped).
+   */
+  async crash(opened: OpenedStore): Promise<void> {
+    opened.adapter.sever();
+    await this.context.initializer.simulateCrash?.(opened.namespace);
+  }
+
+  /** `crash`, then a new store on a new adapter of the same namespace (cold cache). */
+  async restartAfterCrash(
+    opened: OpenedStore,
+    overrides: StoreOverrides = {},
+  ): Promise<OpenedStore> {
+    await this.crash(opened);
+    return this.openStore(overrides, opened.namespace);
+  }
+
+  /** A graceful restart: close the store (flush, drain), then open a new one. */
+  async restartGracefully(
+    opened: OpenedStore,
+    overrides: StoreOverrides = {},
+  ): Promise<OpenedStore> {
+    await this.closeStore(opened);
+    await this.context.initializer.simulateCrash?.(opened.namespace);
+    return this.openStore(overrides, opened.namespace);
+  }
+
+  /** Closes a store now and destroys its adapter. */
+  async closeStore(opened: OpenedStore): Promise<void> {
+    const owned = this.stores.find((candidate) => candidate.store === opened.store);
+    if (owned === undefined || owned.disposed) return;
+    owned.disposed = true;
+    await owned.store.close();
+    if (owned.foreign !== true)
+      await this.context.initializer.destroyAdapter?.(owned.adapter.inner);
+  }
+
+  /** Closes every store (newest first) and destroys every adapter this test created. */
+  async dispose(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const owned of [...this.stores].reverse()) {
+      if (owned.disposed) continue;
+      owned.disposed = true;
+      try {
+        await owned.store.close();
+      } catch (error) {
+        // A severed store may fail to close; a live one must not (C2).
+        if (!owned.adapter.isSevered) errors.push(error);
+      }
+      if (owned.foreign === true) continue;
+      try {
+        await this.context.initializer.destroyAdapter?.(owned.adapter.inner);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    for (const adapter of this.rawAdapters.splice(0).reverse()) {
+      try {
+        await adapter.close();
+        await this.context.initializer.destroyAdapter?.(adapter);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1)
+      throw new AggregateError(errors, 'disposing the test environment failed');
+  }
+}

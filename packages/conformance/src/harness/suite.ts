@@ -1,0 +1,132 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { type ClauseId, DECLARED_GAP_MARKER, isClauseId } from '../clauses.js';
+import type { AreaName, ConformanceInitializer, ConformanceOptions } from '../types.js';
+import { type SuiteContext, TestEnvironment, uniqueNamespace } from './environment.js';
+
+/** What a spec file gets to register its tests. */
+export interface SpecRegistrar {
+  readonly context: SuiteContext;
+  /**
+   * Registers one test of a clause. `id` is the clause id ("B4") or a clause id with a
+   * key ("C3:restart") that an adapter can name in a declared gap. The test's name
+   * begins with the clause id and a colon, so `vitest -t "B4:"` selects the clause.
+   */
+  test(id: string, title: string, body: (env: TestEnvironment) => Promise<void>): void;
+}
+
+export type SpecDefinition = (suite: SpecRegistrar) => void;
+
+const DEFAULT_TIMEOUT_MS = 20_000;
+const DEFAULT_MODEL_RUNS = 20;
+
+/**
+ * Registers the suite for `initializer`: one describe block whose collection runs the
+ * initializer's setup and reads the adapter's declared capabilities (a declared gap
+ * changes which tests are registered, so it must be known before tests exist).
+ */
+export function registerConformanceSuite(
+  initializer: ConformanceInitializer,
+  options: ConformanceOptions,
+  areas: ReadonlyArray<readonly [AreaName, SpecDefinition]>,
+): void {
+  const selectedAreas = areas.filter(
+    ([area]) => options.areas === undefined || options.areas.includes(area),
+  );
+  describe(`keepsake conformance: ${initializer.name}`, async () => {
+    await initializer.setup?.();
+    afterAll(async () => {
+      await initializer.teardown?.();
+    });
+    const probe = await initializer.createAdapter(uniqueNamespace('probe'));
+    const context: SuiteContext = {
+      initializer,
+      adapterName: probe.name,
+      capabilities: probe.capabilities,
+      modelRuns: options.modelRuns ?? DEFAULT_MODEL_RUNS,
+    };
+    await probe.close();
+    await initializer.destroyAdapter?.(probe);
+    const registeredGaps = new Set<string>();
+    for (const [area, define] of selectedAreas) {
+      const tests: PlannedTest[] = [];
+      define(createRegistrar(context, options, registeredGaps, tests));
+      // A clause filter can leave an area empty; vitest fails an empty describe block.
+      if (tests.length === 0) continue;
+      describe(area, () => {
+        for (const test of tests) it(test.name, test.fn, test.timeout);
+      });
+    }
+  });
+}
+
+interface PlannedTest {
+  name: string;
+  fn: () => Promise<void> | void;
+  timeout?: number;
+}
+
+function createRegistrar(
+  context: SuiteContext,
+  options: ConformanceOptions,
+  registeredGaps: Set<string>,
+  tests: PlannedTest[],
+): SpecRegistrar {
+  const timeout = options.testTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return {
+    context,
+    test(id, title, body) {
+      const clause = clauseOf(id);
+      if (options.clauses !== undefined && !options.clauses.includes(clause)) return;
+      const gap = context.capabilities.gaps.find(
+        (candidate) => candidate.clause === clause || candidate.clause === id,
+      );
+      if (gap !== undefined) {
+        // H1: a declared gap is reported as a test of its own, never silently skipped.
+        const name = `${gap.clause}: ${DECLARED_GAP_MARKER} ${gap.reason}`;
+        if (registeredGaps.has(name)) return;
+        registeredGaps.add(name);
+        tests.push({
+          name,
+          fn: () => {
+            expect(gap.reason.trim(), `the gap declared for ${gap.clause} needs a reason`).not.toBe(
+              '',
+            );
+          },
+        });
+        return;
+      }
+      tests.push({
+        name: `${clause}: ${title}`,
+        timeout,
+        fn: async () => {
+          const env = new TestEnvironment(context);
+          let failed = false;
+          try {
+            await body(env);
+          } catch (error) {
+            failed = true;
+            throw error;
+          } finally {
+            if (!failed) await env.dispose();
+            else {
+              // A failing test may leave a lock held or a gate closed, so closing its
+              // stores could hang; its own error matters more than the cleanup.
+              await Promise.race([env.dispose().catch(() => undefined), realDelay(2000)]);
+            }
+          }
+        },
+      });
+    },
+  };
+}
+
+function clauseOf(id: string): ClauseId {
+  const clause = id.split(':')[0] ?? '';
+  if (!isClauseId(clause)) throw new TypeError(`Unknown clause id in test id "${id}"`);
+  return clause;
+}
+
+/** The only real wait in the suite: a bound on cleanup after a test already failed. */
+function realDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
