@@ -38,6 +38,6 @@ export {
 } from './memory-adapter.js';
 export { type MigrationReport, migrateBackend } from './migrate.js';
 export * from './schemas.js';
-export { installShutdownHooks, type ShutdownHookOptions } from './shutdown.js';
+export { type Closable, installShutdownHooks, type ShutdownHookOptions } from './shutdown.js';
 export { createSessionStore } from './store.js';
 export type * from './store-types.js';

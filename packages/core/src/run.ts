@@ -137,6 +137,9 @@ function restore(session: Session, snapshot: SessionSnapshot): void {
   session.pending = snapshot.pending;
 }
 
+/** Bounded: a session rewritten this often while one run completes is contended, not unlucky. */
+const MAX_CONFLICT_ATTEMPTS = 5;
+
 /** A live run: owns its session's pending turn through its stream id (D4). */
 export class Run implements RunHandle {
   readonly streamId: string;
@@ -199,9 +202,18 @@ export class Run implements RunHandle {
   }
 
   async append(event: JournalEventInput): Promise<JournalRecord> {
-    const record = await this.journal.append(event);
-    if (record.type === 'tool_result') this.checkpoint.recordActivity();
-    return record;
+    try {
+      const record = await this.journal.append(event);
+      if (record.type === 'tool_result') this.checkpoint.recordActivity();
+      return record;
+    } catch (error) {
+      // Sealed by someone else (a cancel from another process): this run is over here too.
+      if (JournalSealedError.isInstance(error) && this.state === 'active') {
+        this.end('fenced');
+        void this.checkpoint.stop();
+      }
+      throw error;
+    }
   }
 
   recordActivity(): void {
@@ -216,16 +228,20 @@ export class Run implements RunHandle {
     await this.journal.idle();
     return this.host.locks.withLock(this.sessionId, async () => {
       const entry = await this.host.entryFor(this.sessionId);
-      try {
-        return await this.completeLocked(entry, input);
-      } catch (error) {
-        if (!RevisionConflictError.isInstance(error)) throw error;
-        // Another instance wrote the session: learn what it wrote, then check the fence again.
-        if ((await this.host.refreshIfClean(entry)) === 'deleted') {
-          this.deletedElsewhere();
-          throw new RunNotActiveError(this.sessionId, this.runId, 'its session was deleted');
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.completeLocked(entry, input);
+        } catch (error) {
+          if (!RevisionConflictError.isInstance(error) || attempt >= MAX_CONFLICT_ATTEMPTS) {
+            throw error;
+          }
+          // Another instance wrote the session (a checkpoint-free edit, a rename of the
+          // title): learn what it wrote, then check the fence again and re-apply.
+          if ((await this.host.refreshIfClean(entry)) === 'deleted') {
+            this.deletedElsewhere();
+            throw new RunNotActiveError(this.sessionId, this.runId, 'its session was deleted');
+          }
         }
-        return this.completeLocked(entry, input);
       }
     });
   }

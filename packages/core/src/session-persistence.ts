@@ -179,6 +179,11 @@ export class SessionPersistence {
     }
     if (shrink) await this.retainStoredRevision(session.id);
     const durable = options.fsync === true;
+    // What is written, captured now: the caller may change the live session while the
+    // write is in flight, and those changes must still count as unsaved afterwards.
+    const writtenMessages = [...messages];
+    const writtenHeadText = JSON.stringify({ ...headOf(session), revision, updatedAt });
+    const writtenSummary = { ...summaryOf(session), updatedAt };
     const started = performance.now();
     const result = await adapterCall(adapter.name, 'write a session', () =>
       adapter.putDocument(
@@ -194,17 +199,19 @@ export class SessionPersistence {
     }
     session.revision = revision;
     session.updatedAt = updatedAt;
-    for (const message of useDelta ? messages.slice(stored.length) : messages) deepFreeze(message);
+    for (const message of useDelta ? writtenMessages.slice(stored.length) : writtenMessages) {
+      deepFreeze(message);
+    }
     entry.storedRevision = revision;
-    entry.storedMessages = [...messages];
-    entry.storedHeadText = JSON.stringify(headOf(session));
+    entry.storedMessages = writtenMessages;
+    entry.storedHeadText = writtenHeadText;
     entry.deltasSinceFull = useDelta ? entry.deltasSinceFull + 1 : 0;
     entry.storedBytes = totalBytes;
     entry.durable = durable;
     entry.indexStale = options.skipIndex === true;
     if (options.skipIndex !== true) {
       await adapterCall(adapter.name, 'update the session index', () =>
-        adapter.putIndexEntry(summaryOf(session), { durable }),
+        adapter.putIndexEntry(writtenSummary, { durable }),
       );
     }
     this.options.emit({

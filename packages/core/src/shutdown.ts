@@ -1,6 +1,16 @@
-import type { CloseReport, SessionStore } from './store-types.js';
+import type { CloseReport } from './store-types.js';
+
+/**
+ * What the hooks close: a SessionStore, or anything that closes several stores and
+ * returns one combined report (a server with one store per tenant).
+ */
+export interface Closable {
+  close(): Promise<CloseReport>;
+}
 
 export interface ShutdownHookOptions {
+  /** Runs first, before any store closes (stop accepting requests, finish runs). */
+  beforeClose?: () => Promise<void>;
   /** @default ['SIGTERM', 'SIGINT'] */
   signals?: NodeJS.Signals[];
   /** Called with the close report (or the error) before the process exits. */
@@ -11,12 +21,12 @@ export interface ShutdownHookOptions {
 
 /**
  * C2: wires `store.close()` (stop runs' checkpoints, drain memory commits, flushAll with
- * fsync, close the backend) to SIGTERM and SIGINT. Returns a function that removes the
+ * fsync, close the backend) to SIGTERM and SIGINT; `beforeClose` runs first. Returns a function that removes the
  * handlers. A second signal while closing exits at once with code 130, as a user who
  * presses Ctrl-C twice expects.
  */
 export function installShutdownHooks(
-  store: SessionStore,
+  target: Closable,
   options: ShutdownHookOptions = {},
 ): () => void {
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
@@ -26,8 +36,10 @@ export function installShutdownHooks(
       process.exit(130);
     }
     closing = true;
-    void store
-      .close()
+    void (async () => {
+      await options.beforeClose?.();
+      return target.close();
+    })()
       .then(
         async (report) => {
           await options.onClosed?.(report, null);

@@ -385,6 +385,11 @@ class KeepsakeStore implements SessionStore, RunHost {
       if (live !== undefined) throw new SessionBusyError(sessionId, live.runId);
       const entry = await this.entryFor(sessionId);
       const session = entry.session;
+      // Another instance may have finished or cancelled that turn since we cached it.
+      if (session.pending !== null && (await this.refreshIfClean(entry)) === 'deleted') {
+        this.cache.delete(sessionId);
+        throw new NotFoundError(sessionId);
+      }
       if (session.pending !== null) {
         const outcome = await repairPendingTurn(session, this.recoveryContext());
         if (outcome === 'alive') throw new SessionBusyError(sessionId, session.pending.streamId);
