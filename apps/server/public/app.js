@@ -1,0 +1,374 @@
+// The Keepsake demo: sessions, streaming runs, cancel, undo/retry, memory. A run lives on
+// the server, not in the page: reloading mid-stream re-reads the session, finds its pending
+// turn and follows the run's journal again from the start.
+import { ApiError, api, storedToken, storeToken } from './api.js';
+import { LiveTurn, memoryItem, renderSession, sessionListItem, textOf } from './render.js';
+import { followRun } from './run-stream.js';
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  layout: $('layout'),
+  info: $('server-info'),
+  sidebarToggle: $('sidebar-toggle'),
+  memoryToggle: $('memory-toggle'),
+  newChat: $('new-chat'),
+  sessionList: $('session-list'),
+  loadMore: $('load-more'),
+  sessionsEmpty: $('sessions-empty'),
+  title: $('chat-title'),
+  renameButton: $('rename-button'),
+  renameForm: $('rename-form'),
+  renameInput: $('rename-input'),
+  renameCancel: $('rename-cancel'),
+  undo: $('undo-button'),
+  retry: $('retry-button'),
+  remove: $('delete-button'),
+  transcript: $('transcript'),
+  status: $('stream-status'),
+  composer: $('composer'),
+  input: $('composer-input'),
+  send: $('send-button'),
+  cancel: $('cancel-button'),
+  memoryList: $('memory-list'),
+  memoryEmpty: $('memory-empty'),
+  signIn: $('sign-in'),
+  signInForm: $('sign-in-form'),
+  tokenInput: $('token-input'),
+  signInError: $('sign-in-error'),
+};
+
+const state = {
+  sessions: [],
+  nextCursor: null,
+  session: null,
+  /** { runId, follower, live } while a run of the current session is followed. */
+  run: null,
+  busy: false,
+};
+
+function setStatus(text) {
+  ui.status.textContent = text;
+}
+
+function showError(error) {
+  if (error instanceof ApiError && error.status === 401) {
+    openSignIn('Your token was not accepted.');
+    return;
+  }
+  setStatus(error instanceof Error ? error.message : String(error));
+}
+
+function updateControls() {
+  const hasSession = state.session !== null;
+  const streaming = state.run !== null;
+  const hasTurn = hasSession && state.session.messages.some((message) => message.role === 'user');
+  ui.send.disabled = streaming || state.busy;
+  ui.cancel.hidden = !streaming;
+  ui.renameButton.disabled = !hasSession || state.busy;
+  ui.remove.disabled = !hasSession || state.busy;
+  ui.undo.disabled = !hasTurn || streaming || state.busy;
+  ui.retry.disabled = !hasTurn || streaming || state.busy;
+  ui.title.textContent = hasSession ? state.session.title || 'Untitled' : 'No chat selected';
+}
+
+// ── Sessions ───────────────────────────────────────────────────────────────────────
+
+async function loadSessions({ append = false } = {}) {
+  const query = append && state.nextCursor ? `?cursor=${encodeURIComponent(state.nextCursor)}` : '';
+  const page = await api(`/sessions${query}`);
+  state.sessions = append ? [...state.sessions, ...page.sessions] : page.sessions;
+  state.nextCursor = page.nextCursor;
+  renderSessionList();
+}
+
+function renderSessionList() {
+  ui.sessionList.replaceChildren(
+    ...state.sessions.map((summary) =>
+      sessionListItem(summary, {
+        current: summary.id === state.session?.id,
+        live: summary.pending,
+        onSelect: (id) => void selectSession(id),
+      }),
+    ),
+  );
+  ui.loadMore.hidden = state.nextCursor === null;
+  ui.sessionsEmpty.hidden = state.sessions.length > 0;
+}
+
+async function selectSession(id) {
+  stopFollowing();
+  ui.layout.classList.remove('sidebar-open');
+  const { session } = await api(`/sessions/${encodeURIComponent(id)}`);
+  state.session = session;
+  if (location.hash !== `#/s/${id}`) history.replaceState(null, '', `#/s/${id}`);
+  renderSession(ui.transcript, session);
+  renderSessionList();
+  // Loading can repair a crashed turn (recovery): refresh a summary that no longer matches.
+  const summary = state.sessions.find((entry) => entry.id === id);
+  if (
+    summary &&
+    (summary.pending !== (session.pending !== null) ||
+      summary.messageCount !== session.messages.length)
+  ) {
+    void loadSessions().catch(() => undefined);
+  }
+  setStatus('');
+  updateControls();
+  if (session.pending) {
+    // Reloaded (or switched back) mid-stream: follow the run from its first record.
+    startFollowing(session.pending.streamId, textOf(session.pending.userMessage.content));
+  }
+}
+
+async function newChat() {
+  const previousSessionId = state.session?.id;
+  const { session } = await api('/sessions', {
+    method: 'POST',
+    body: previousSessionId ? { previousSessionId } : {},
+  });
+  await loadSessions();
+  await selectSession(session.id);
+  ui.input.focus();
+  // The previous chat's memory is committed in the background at this boundary.
+  if (previousSessionId) scheduleMemoryRefresh();
+}
+
+// ── Runs ───────────────────────────────────────────────────────────────────────────
+
+function startFollowing(runId, userText) {
+  const live = new LiveTurn(ui.transcript, userText);
+  const sessionId = state.session.id;
+  const follower = followRun({
+    sessionId,
+    runId,
+    onRecord: (record) => live.apply(record),
+    onStatus: (status) =>
+      setStatus(status === 'live' ? 'Streaming…' : 'Connection lost — resuming from the journal…'),
+    onEnd: (end) => void finishRun(sessionId, runId, end),
+  });
+  state.run = { runId, follower, live };
+  updateControls();
+}
+
+function stopFollowing() {
+  state.run?.follower.stop();
+  state.run = null;
+}
+
+async function finishRun(sessionId, runId, end) {
+  if (state.run?.runId !== runId) return;
+  state.run.live.closeText();
+  state.run = null;
+  const labels = {
+    completed: '',
+    'interrupted-by-user': 'Cancelled.',
+    'interrupted-by-crash': 'The run was interrupted; its output was recovered.',
+    errored: 'The run failed.',
+  };
+  setStatus(labels[end.terminalState] ?? (end.error ? end.error.message : ''));
+  // The transcript is written as the run ends; re-read it until the run's pending turn is gone.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    if (state.session?.id !== sessionId) return;
+    const { session } = await api(`/sessions/${encodeURIComponent(sessionId)}`);
+    if (session.pending?.streamId !== runId || attempt === 19) {
+      state.session = session;
+      renderSession(ui.transcript, session);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  updateControls();
+  await loadSessions();
+}
+
+async function send(content) {
+  if (state.session === null) {
+    const { session } = await api('/sessions', { method: 'POST', body: {} });
+    state.session = session;
+    history.replaceState(null, '', `#/s/${session.id}`);
+  }
+  const session = state.session;
+  if (session.messages.length === 0 && (session.title === 'New chat' || session.title === '')) {
+    const title = content.trim().replace(/\s+/g, ' ').slice(0, 60);
+    const renamed = await api(`/sessions/${session.id}`, { method: 'PATCH', body: { title } });
+    state.session = renamed.session;
+  }
+  const started = await api(`/sessions/${session.id}/messages`, {
+    method: 'POST',
+    body: { content },
+  });
+  ui.input.value = '';
+  startFollowing(started.runId, content);
+  await loadSessions();
+}
+
+async function cancel() {
+  if (state.run === null || state.session === null) return;
+  setStatus('Cancelling…');
+  await api(`/sessions/${state.session.id}/cancel`, {
+    method: 'POST',
+    body: { runId: state.run.runId },
+  });
+}
+
+async function undo() {
+  const { session } = await api(`/sessions/${state.session.id}/undo`, { method: 'POST' });
+  state.session = session;
+  renderSession(ui.transcript, session);
+  setStatus('Removed the last turn.');
+  updateControls();
+}
+
+async function retry() {
+  const last = [...state.session.messages].reverse().find((message) => message.role === 'user');
+  const started = await api(`/sessions/${state.session.id}/retry`, { method: 'POST' });
+  const { session } = await api(`/sessions/${state.session.id}`);
+  state.session = session;
+  renderSession(ui.transcript, session);
+  startFollowing(started.runId, last ? textOf(last.content) : '');
+}
+
+async function rename(title) {
+  const { session } = await api(`/sessions/${state.session.id}`, {
+    method: 'PATCH',
+    body: { title },
+  });
+  state.session.title = session.title;
+  updateControls();
+  await loadSessions();
+}
+
+async function removeSession() {
+  if (!confirm(`Delete “${state.session.title}”? This cannot be undone.`)) return;
+  stopFollowing();
+  await api(`/sessions/${state.session.id}`, { method: 'DELETE' });
+  state.session = null;
+  history.replaceState(null, '', '#');
+  ui.transcript.replaceChildren();
+  await loadSessions();
+  updateControls();
+  await refreshMemory();
+}
+
+// ── Memory ─────────────────────────────────────────────────────────────────────────
+
+async function refreshMemory() {
+  const { records } = await api('/memory');
+  ui.memoryList.replaceChildren(...records.map(memoryItem));
+  ui.memoryEmpty.hidden = records.length > 0;
+}
+
+function scheduleMemoryRefresh() {
+  for (const delayMs of [300, 1500]) {
+    setTimeout(() => void refreshMemory().catch(() => undefined), delayMs);
+  }
+}
+
+// ── Sign-in and start ──────────────────────────────────────────────────────────────
+
+function openSignIn(message = '') {
+  ui.signInError.textContent = message;
+  if (!ui.signIn.open) ui.signIn.showModal();
+  ui.tokenInput.focus();
+}
+
+async function start() {
+  const info = await api('/info');
+  ui.info.textContent = `agent: ${info.agent} · backend: ${info.backend} · auth: ${info.auth}`;
+  if (info.auth === 'token' && !storedToken()) {
+    openSignIn();
+    return;
+  }
+  await loadSessions();
+  await refreshMemory();
+  const match = /^#\/s\/([A-Za-z0-9_-]{1,128})$/.exec(location.hash);
+  if (match) await selectSession(match[1]);
+  updateControls();
+}
+
+function guard(action) {
+  return async (...args) => {
+    if (state.busy) return;
+    state.busy = true;
+    updateControls();
+    try {
+      await action(...args);
+    } catch (error) {
+      showError(error);
+    } finally {
+      state.busy = false;
+      updateControls();
+    }
+  };
+}
+
+ui.composer.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const content = ui.input.value;
+  if (content.trim().length === 0 || state.run !== null) return;
+  void guard(send)(content);
+});
+ui.input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    ui.composer.requestSubmit();
+  } else if (event.key === 'Escape' && state.run !== null) {
+    void cancel().catch(showError);
+  }
+});
+ui.cancel.addEventListener('click', () => void cancel().catch(showError));
+ui.newChat.addEventListener('click', guard(newChat));
+ui.loadMore.addEventListener(
+  'click',
+  guard(() => loadSessions({ append: true })),
+);
+ui.undo.addEventListener('click', guard(undo));
+ui.retry.addEventListener('click', guard(retry));
+ui.remove.addEventListener('click', guard(removeSession));
+ui.renameButton.addEventListener('click', () => {
+  ui.renameInput.value = state.session?.title ?? '';
+  ui.renameForm.hidden = false;
+  ui.title.hidden = true;
+  ui.renameInput.focus();
+  ui.renameInput.select();
+});
+const closeRename = () => {
+  ui.renameForm.hidden = true;
+  ui.title.hidden = false;
+  ui.renameButton.focus();
+};
+ui.renameCancel.addEventListener('click', closeRename);
+ui.renameInput.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape') closeRename();
+});
+ui.renameForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const title = ui.renameInput.value.trim();
+  closeRename();
+  if (title.length > 0) void guard(rename)(title);
+});
+ui.sidebarToggle.addEventListener('click', () => {
+  const open = ui.layout.classList.toggle('sidebar-open');
+  ui.sidebarToggle.setAttribute('aria-expanded', String(open));
+});
+const syncMemoryToggle = () => {
+  const shown = getComputedStyle($('memory-panel')).display !== 'none';
+  ui.memoryToggle.setAttribute('aria-expanded', String(shown));
+};
+ui.memoryToggle.addEventListener('click', () => {
+  ui.layout.classList.toggle('memory-toggled');
+  syncMemoryToggle();
+});
+window.addEventListener('resize', syncMemoryToggle);
+syncMemoryToggle();
+ui.signInForm.addEventListener('submit', () => {
+  storeToken(ui.tokenInput.value.trim());
+  ui.tokenInput.value = '';
+  void start().catch(showError);
+});
+window.addEventListener('hashchange', () => {
+  const match = /^#\/s\/([A-Za-z0-9_-]{1,128})$/.exec(location.hash);
+  if (match && match[1] !== state.session?.id) void guard(selectSession)(match[1]);
+});
+
+void start().catch(showError);

@@ -1,0 +1,51 @@
+import { join, resolve } from 'node:path';
+import { InvalidConfigError, memoryAdapter, type StorageAdapter } from '@keepsake/core';
+import { fsAdapter } from '@keepsake/fs';
+import type { BackendConfig } from '../config/config-schema.js';
+
+/**
+ * Creates the storage adapter of one token namespace. Each namespace gets its own storage
+ * root (a directory, a key prefix, an object prefix), so isolation between tokens holds by
+ * construction: a route only ever receives its own namespace's store.
+ *
+ * Adding a backend means adding an entry here and a variant to `backendSchema`; the routes
+ * never see which backend is in use.
+ */
+export type BackendFactory<Kind extends BackendConfig['kind']> = (
+  config: Extract<BackendConfig, { kind: Kind }>,
+  namespace: string,
+) => StorageAdapter;
+
+const factories: { [Kind in BackendConfig['kind']]: BackendFactory<Kind> } = {
+  fs: (config, namespace) => fsAdapter({ directory: join(resolve(config.directory), namespace) }),
+  memory: () => memoryAdapter(),
+  redis: () => {
+    throw new InvalidConfigError(
+      'KEEPSAKE_BACKEND=redis: the Redis adapter (@keepsake/redis) is not available in this build yet; use KEEPSAKE_BACKEND=fs',
+    );
+  },
+  s3: () => {
+    throw new InvalidConfigError(
+      'KEEPSAKE_BACKEND=s3: the S3 adapter (@keepsake/s3) is not available in this build yet; use KEEPSAKE_BACKEND=fs',
+    );
+  },
+};
+
+export function createBackendAdapter(config: BackendConfig, namespace: string): StorageAdapter {
+  const factory = factories[config.kind] as BackendFactory<typeof config.kind>;
+  return factory(config, namespace);
+}
+
+/** Human-readable location of a namespace's data, for the startup banner and logs. */
+export function describeBackend(config: BackendConfig): string {
+  switch (config.kind) {
+    case 'fs':
+      return `fs at ${resolve(config.directory)}`;
+    case 'memory':
+      return 'memory (nothing survives a restart)';
+    case 'redis':
+      return `redis at ${new URL(config.url).host}`;
+    case 's3':
+      return `s3 bucket ${config.bucket}/${config.prefix}`;
+  }
+}

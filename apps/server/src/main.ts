@@ -1,0 +1,50 @@
+import { KeepsakeError } from '@keepsake/core';
+import { describeBackend } from './backends/backend-factory.js';
+import { loadConfig } from './config/load-config.js';
+import { createServer } from './server.js';
+
+/**
+ * `pnpm start`: configuration from the environment (and KEEPSAKE_CONFIG), then listen and
+ * print the URL. SIGTERM and SIGINT shut down gracefully within the configured deadline.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const server = await createServer(config);
+  const url = await server.listen();
+  const auth = server.namespaces.openMode
+    ? 'open mode — no tokens configured, one "default" namespace, loopback only (set KEEPSAKE_TOKENS to require tokens)'
+    : `${config.auth.tokens.length} token(s)`;
+  console.log(
+    [
+      `Keepsake server listening on ${url}`,
+      `  backend: ${describeBackend(config.backend)}`,
+      `  agent:   ${server.agent.name}`,
+      `  auth:    ${auth}`,
+    ].join('\n'),
+  );
+
+  let signalled = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    console.log(
+      `${signal} received: shutting down (deadline ${config.server.shutdownDeadlineMs} ms)`,
+    );
+    const report = await server.close();
+    console.log(
+      `shutdown ${report.timedOut ? 'timed out' : 'complete'}: ${JSON.stringify(report)}`,
+    );
+    process.exit(report.timedOut ? 1 : 0);
+  };
+  process.once('SIGTERM', (signal) => void shutdown(signal));
+  process.once('SIGINT', (signal) => void shutdown(signal));
+}
+
+main().catch((error: unknown) => {
+  if (KeepsakeError.isInstance(error)) {
+    console.error(error.message);
+  } else {
+    console.error(error);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,105 @@
+import type { MemoryAgent, MemoryCommitContext, Message, SessionStore } from '@keepsake/core';
+
+/** One batch the demo provider extracted from a session's completed turns. */
+export interface MemoryRecord {
+  sessionId: string;
+  fromGeneration: number;
+  toGeneration: number;
+  extractedAt: number;
+  /** Short statements taken from the user's messages. */
+  items: string[];
+}
+
+/** Phrases that usually carry something worth remembering about the user. */
+const memorablePattern =
+  /\b(i am|i'm|my|i like|i love|i prefer|i hate|i work|i live|call me|remember)\b/i;
+
+/**
+ * A stand-in for a batch-extraction memory provider (a vector store, a profile service).
+ * It shows the memory lifecycle at work: it is called only at session boundaries, only for
+ * completed turns, and it records what it extracted so the UI can show it. Records live in
+ * process memory: a real provider keeps its own storage.
+ */
+export class DemoMemoryProvider {
+  private readonly recordsByNamespace = new Map<string, MemoryRecord[]>();
+  /** Per namespace and session: ids of user messages already extracted. */
+  private readonly extracted = new Map<string, Set<string>>();
+  private readonly agents = new Map<string, MemoryAgent>();
+
+  /** The lifecycle handle of one session; the same object each time, so G5 sees one owner. */
+  agentFor(namespace: string, store: SessionStore, sessionId: string): MemoryAgent {
+    const key = `${namespace}/${sessionId}`;
+    let agent = this.agents.get(key);
+    if (agent === undefined) {
+      agent = {
+        commitMemory: (context) => this.extract(namespace, store, context),
+        close: async () => {
+          this.agents.delete(key);
+        },
+      };
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  /** Newest first. */
+  records(namespace: string): MemoryRecord[] {
+    return [...(this.recordsByNamespace.get(namespace) ?? [])].reverse();
+  }
+
+  /** B8: a deleted session's memory goes with it. */
+  forgetSession(namespace: string, sessionId: string): void {
+    const key = `${namespace}/${sessionId}`;
+    this.extracted.delete(key);
+    this.agents.delete(key);
+    const records = this.recordsByNamespace.get(namespace);
+    if (records !== undefined) {
+      this.recordsByNamespace.set(
+        namespace,
+        records.filter((record) => record.sessionId !== sessionId),
+      );
+    }
+  }
+
+  private async extract(
+    namespace: string,
+    store: SessionStore,
+    context: MemoryCommitContext,
+  ): Promise<void> {
+    const session = await store.load(context.sessionId);
+    context.signal.throwIfAborted();
+    const key = `${namespace}/${context.sessionId}`;
+    const seen = this.extracted.get(key) ?? new Set<string>();
+    const fresh = session.messages.filter(
+      (message) => message.role === 'user' && !seen.has(message.id),
+    );
+    const items = fresh.flatMap(extractItems);
+    for (const message of fresh) seen.add(message.id);
+    this.extracted.set(key, seen);
+    const records = this.recordsByNamespace.get(namespace) ?? [];
+    records.push({
+      sessionId: context.sessionId,
+      fromGeneration: context.fromGeneration,
+      toGeneration: context.toGeneration,
+      extractedAt: Date.now(),
+      items,
+    });
+    this.recordsByNamespace.set(namespace, records);
+  }
+}
+
+function extractItems(message: Message): string[] {
+  const text = typeof message.content === 'string' ? message.content : '';
+  const sentences = text
+    .split(/(?<=[.!?])\s+/)
+    .map((sentence) => sentence.trim())
+    .filter((sentence) => sentence.length > 0);
+  const memorable = sentences.filter((sentence) => memorablePattern.test(sentence));
+  if (memorable.length > 0) return memorable.map((sentence) => truncate(sentence, 160));
+  const topic = text.trim().replace(/\s+/g, ' ');
+  return topic.length > 0 ? [`Talked about: ${truncate(topic, 80)}`] : [];
+}
+
+function truncate(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}

@@ -1,0 +1,190 @@
+import {
+  JournalConflictError,
+  JournalSealedError,
+  KeepsakeError,
+  type RunHandle,
+  RunNotActiveError,
+  type SessionStore,
+  StoreClosedError,
+} from '@keepsake/core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Agent } from '../agents/agent.js';
+import type { DemoMemoryProvider } from '../memory/demo-memory-provider.js';
+import { retryOnConflict } from './conflict-retry.js';
+import { toAgentHistory, toJournalEvent } from './journal-events.js';
+
+export interface RunExecutorOptions {
+  namespace: string;
+  store: SessionStore;
+  agent: Agent;
+  memory: DemoMemoryProvider;
+  logger: FastifyBaseLogger;
+  onConflictRetry?: (operation: string) => void;
+}
+
+interface LiveRun {
+  handle: RunHandle;
+  controller: AbortController;
+  finished: Promise<void>;
+}
+
+/** Why a local run's agent was stopped. */
+type StopReason = 'cancelled' | 'shutdown';
+
+/**
+ * Drives runs of one namespace: begins the run (the user turn is durable before the agent
+ * starts, E1), streams the agent's events into the journal, completes, fails or leaves the
+ * run for recovery. A run is not tied to the HTTP request that started it: clients follow
+ * it through the journal, so a closed tab or a reload never stops it.
+ */
+export class RunExecutor {
+  private readonly live = new Map<string, LiveRun>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly options: RunExecutorOptions) {
+    // A cancel that another request (or another process, through the journal) applied
+    // shows up as a run event: stop the agent instead of letting it stream into a sealed journal.
+    this.unsubscribe = options.store.on((event) => {
+      if (event.type === 'run' && event.state !== 'started') {
+        const run = this.live.get(event.runId);
+        if (run !== undefined && !run.handle.active) run.controller.abort('cancelled');
+      }
+    });
+  }
+
+  get inFlight(): number {
+    return this.live.size;
+  }
+
+  isLocal(runId: string): boolean {
+    return this.live.has(runId);
+  }
+
+  /** Begins a run and returns once its pending turn is durable; the agent streams in the background. */
+  async start(sessionId: string, content: string): Promise<RunHandle> {
+    const { store, memory, namespace } = this.options;
+    const handle = await retryOnConflict(
+      async () => {
+        // Another server on the same backend may have written the session since this one
+        // cached it; beginning from a stale copy would only end in a revision conflict.
+        await store.load(sessionId, { refresh: true });
+        return store.beginRun(sessionId, { userMessage: { role: 'user', content } });
+      },
+      { onRetry: () => this.options.onConflictRetry?.('begin-run') },
+    );
+    // The memory provider owns this session's future completed turns (G5).
+    store.lifecycle.registerAgent(sessionId, memory.agentFor(namespace, store, sessionId));
+    const controller = new AbortController();
+    const run: LiveRun = { handle, controller, finished: Promise.resolve() };
+    run.finished = this.drive(run, content).finally(() => this.live.delete(handle.runId));
+    this.live.set(handle.runId, run);
+    return handle;
+  }
+
+  /** Resolves once every run streaming now has finished (tests, shutdown). */
+  async settle(): Promise<void> {
+    await Promise.all([...this.live.values()].map((run) => run.finished));
+  }
+
+  /** Stops the agent of a local run after its cancel was recorded. */
+  stopLocal(runId: string): void {
+    this.live.get(runId)?.controller.abort('cancelled' satisfies StopReason);
+  }
+
+  /**
+   * Shutdown, step one: give runs until `deadline` to finish; stop the rest. A stopped run
+   * keeps its pending turn and journal, so the next start (or another process) recovers it.
+   */
+  async drain(deadline: number): Promise<{ finished: number; stopped: number }> {
+    const runs = [...this.live.values()];
+    const remaining = Math.max(0, deadline - Date.now());
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), remaining);
+    });
+    await Promise.race([Promise.all(runs.map((run) => run.finished)), timedOut]);
+    clearTimeout(timer);
+    const stillRunning = [...this.live.values()];
+    for (const run of stillRunning) run.controller.abort('shutdown' satisfies StopReason);
+    await Promise.all(stillRunning.map((run) => run.finished));
+    return { finished: runs.length - stillRunning.length, stopped: stillRunning.length };
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  /**
+   * A cancel from another process seals the journal but cannot reach this process's run
+   * handle, which would keep the session busy here. Refreshing the session shows the run
+   * is fenced out (D4); `complete()` then ends the handle without writing the transcript
+   * and folds any late output (the RunNotActiveError it throws is the expected outcome).
+   */
+  private async settleFencedRun(handle: RunHandle): Promise<void> {
+    const { store, logger } = this.options;
+    try {
+      await store.load(handle.sessionId, { refresh: true });
+      await handle.complete();
+    } catch (error) {
+      if (!RunNotActiveError.isInstance(error) && !JournalSealedError.isInstance(error)) {
+        logger.warn({ err: error, runId: handle.runId }, 'could not settle a fenced-out run');
+      }
+    }
+  }
+
+  private async drive(run: LiveRun, content: string): Promise<void> {
+    const { store, agent, logger } = this.options;
+    const { handle, controller } = run;
+    try {
+      const session = await store.load(handle.sessionId);
+      const messages = [...toAgentHistory(session.messages), { role: 'user' as const, content }];
+      for await (const event of agent.stream({
+        sessionId: handle.sessionId,
+        messages,
+        signal: controller.signal,
+      })) {
+        // Cancelled or deleted here: nothing more may reach the journal.
+        if (!handle.active) return;
+        await handle.append(toJournalEvent(event));
+      }
+      controller.signal.throwIfAborted();
+      // complete() re-reads and retries once after a conflict; another server writing the
+      // same session (a rename) can race it again, so keep going a few more times.
+      await retryOnConflict(() => handle.complete(), {
+        onRetry: () => this.options.onConflictRetry?.('complete-run'),
+      });
+    } catch (error) {
+      if (isSealedElsewhere(error) && handle.active) {
+        await this.settleFencedRun(handle);
+        return;
+      }
+      if (controller.signal.aborted || isFencedOut(error)) return;
+      logger.error({ err: error, sessionId: handle.sessionId, runId: handle.runId }, 'run failed');
+      await handle
+        .fail({
+          message: KeepsakeError.isInstance(error) ? error.message : 'The agent failed.',
+          code: KeepsakeError.isInstance(error) ? error.code : 'agent_error',
+        })
+        .catch((failError: unknown) => {
+          if (!isFencedOut(failError)) {
+            logger.error({ err: failError, runId: handle.runId }, 'recording the failure failed');
+          }
+        });
+    }
+  }
+}
+
+/** Another process sealed (cancelled) or took over this run's journal. */
+function isSealedElsewhere(error: unknown): boolean {
+  return JournalSealedError.isInstance(error) || JournalConflictError.isInstance(error);
+}
+
+/** The run lost ownership (cancelled here or elsewhere, recovered, or the store closed). */
+function isFencedOut(error: unknown): boolean {
+  return (
+    JournalSealedError.isInstance(error) ||
+    RunNotActiveError.isInstance(error) ||
+    StoreClosedError.isInstance(error) ||
+    JournalConflictError.isInstance(error)
+  );
+}

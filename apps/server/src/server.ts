@@ -1,0 +1,165 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fastifyRateLimit } from '@fastify/rate-limit';
+import { fastifySSE } from '@fastify/sse';
+import { fastifyStatic } from '@fastify/static';
+import { StoreClosedError } from '@keepsake/core';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Agent } from './agents/agent.js';
+import { createAgent } from './agents/create-agent.js';
+import { bearerToken, installAuthentication } from './auth/authenticate.js';
+import type { ServerConfig } from './config/config-schema.js';
+import { ConnectionTracker } from './http/connection-tracker.js';
+import { installErrorHandling, RateLimitedError } from './http/error-mapping.js';
+import { DemoMemoryProvider } from './memory/demo-memory-provider.js';
+import { MemoryBoundary } from './memory/memory-boundary.js';
+import { ServerMetrics } from './metrics/server-metrics.js';
+import { NamespaceRegistry } from './namespaces/namespace-registry.js';
+import { registerHealthRoutes } from './routes/health-routes.js';
+import { registerMemoryRoutes } from './routes/memory-routes.js';
+import { registerRunRoutes } from './routes/run-routes.js';
+import { registerSessionRoutes } from './routes/session-routes.js';
+import { StreamRegistry } from './runs/stream-registry.js';
+import { type ShutdownReport, shutdownServer } from './shutdown.js';
+
+export interface CreateServerOptions {
+  /** Replaces the agent built from `config.agent` (tests with a custom agent). */
+  agent?: Agent;
+  /** Log to stdout as JSON lines. @default true, at `config.server.logLevel` */
+  logger?: boolean;
+}
+
+export interface KeepsakeServer {
+  readonly app: FastifyInstance;
+  readonly config: ServerConfig;
+  readonly namespaces: NamespaceRegistry;
+  readonly metrics: ServerMetrics;
+  readonly agent: Agent;
+  /** Memory commits started at session boundaries (`settle()` awaits them). */
+  readonly memoryBoundary: MemoryBoundary;
+  /** Starts listening; resolves with the URL (`http://host:port`). */
+  listen(): Promise<string>;
+  /** Graceful shutdown within `config.server.shutdownDeadlineMs` (C2). Idempotent. */
+  close(): Promise<ShutdownReport>;
+}
+
+const publicDirectory = fileURLToPath(new URL('../public/', import.meta.url));
+const eventSourceParserDirectory = join(
+  dirname(createRequire(import.meta.url).resolve('eventsource-parser/package.json')),
+  'dist',
+);
+
+/** Builds the whole server: stores per namespace, agent, routes, web demo. */
+export async function createServer(
+  config: ServerConfig,
+  options: CreateServerOptions = {},
+): Promise<KeepsakeServer> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: config.server.logLevel },
+    bodyLimit: config.server.bodyLimitBytes,
+    // Longer than any valid id (128), so an over-long id reaches validation and gets a 400.
+    routerOptions: { maxParamLength: 512 },
+    // SSE streams are long-lived: shutdown ends them itself, then closes idle keep-alives.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  const agent = options.agent ?? createAgent(config.agent);
+  const memory = new DemoMemoryProvider();
+  let namespaces: NamespaceRegistry | null = null;
+  const metrics = new ServerMetrics(() => namespaces?.runsInFlight ?? 0);
+  namespaces = await NamespaceRegistry.open({ config, agent, memory, metrics, logger: app.log });
+  const registry = namespaces;
+  const memoryBoundary = new MemoryBoundary(memory, app.log);
+  const streams = new StreamRegistry();
+  const state = { acceptingRuns: true };
+  const onConflictRetry = (operation: string) => metrics.recordConflictRetry(operation);
+
+  const connections = new ConnectionTracker(app.server);
+  installErrorHandling(app);
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.recordHttpRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+    );
+  });
+  await app.register(fastifySSE, { heartbeatInterval: config.streaming.heartbeatMs });
+  registerHealthRoutes(app, { metrics, isReady: () => state.acceptingRuns });
+  await app.register(fastifyStatic, { root: publicDirectory, prefix: '/' });
+  // The demo parses SSE in the browser with the same maintained parser the OpenAI agent uses.
+  await app.register(fastifyStatic, {
+    root: eventSourceParserDirectory,
+    prefix: '/vendor/eventsource-parser/',
+    decorateReply: false,
+  });
+
+  await app.register(
+    async (api) => {
+      await api.register(fastifyRateLimit, {
+        max: config.server.rateLimit.max,
+        timeWindow: config.server.rateLimit.windowMs,
+        // Per token, so one noisy client cannot starve the others behind the same address.
+        keyGenerator: (request) => bearerToken(request) ?? request.ip,
+        // The plugin throws what this returns; the app's error handler formats it.
+        errorResponseBuilder: (_request, context) =>
+          new RateLimitedError(
+            `Rate limit of ${context.max} requests per ${context.after} exceeded; retry later`,
+          ),
+      });
+      installAuthentication(api, registry);
+      api.get('/info', { config: { public: true } }, async () => ({
+        auth: registry.openMode ? 'open' : 'token',
+        agent: agent.name,
+        backend: config.backend.kind,
+      }));
+      api.get('/me', async (request) => ({ namespace: request.namespace?.name ?? null }));
+      registerSessionRoutes(api, { memoryBoundary, onConflictRetry });
+      registerRunRoutes(api, {
+        maxMessageChars: config.server.maxMessageChars,
+        pollIntervalMs: config.streaming.pollIntervalMs,
+        recoveryProbeMs: Math.max(config.store.recoveryGraceMs, config.streaming.pollIntervalMs),
+        streams,
+        assertAcceptingRuns: () => {
+          if (!state.acceptingRuns) throw new StoreClosedError('start a run');
+        },
+        onConflictRetry,
+      });
+      registerMemoryRoutes(api, memory);
+    },
+    { prefix: '/api' },
+  );
+
+  let closing: Promise<ShutdownReport> | null = null;
+  return {
+    app,
+    config,
+    namespaces: registry,
+    metrics,
+    agent,
+    memoryBoundary,
+    async listen() {
+      await app.listen({ port: config.server.port, host: config.server.host });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      const host = config.server.host.includes(':')
+        ? `[${config.server.host}]`
+        : config.server.host;
+      return `http://${host}:${port}`;
+    },
+    close() {
+      closing ??= shutdownServer({
+        app,
+        namespaces: registry,
+        streams,
+        connections,
+        memoryBoundary,
+        deadlineMs: config.server.shutdownDeadlineMs,
+        stopAcceptingRuns: () => {
+          state.acceptingRuns = false;
+        },
+      });
+      return closing;
+    },
+  };
+}
