@@ -133,7 +133,7 @@ export interface JournalWriterOptions {
   runId: string;
   policy: JournalDurabilityPolicy;
   maxEventBytes: number;
-  onAppend?: (durationMs: number, durable: boolean) => void;
+  onAppend?: (sessionId: string, durationMs: number, durable: boolean) => void;
 }
 
 /**
@@ -278,7 +278,7 @@ export class JournalWriter {
         this.seenJournal = true;
         this.lastSequence = record.sequence;
         this.state = nextTerminalState(this.state, record.type);
-        this.options.onAppend?.(performance.now() - started, durability !== 'none');
+        this.options.onAppend?.(sessionId, performance.now() - started, durability !== 'none');
         return record;
       }
       // Another writer took this sequence: learn the tail (and its seal) and go again.

@@ -47,8 +47,9 @@ export function createJournalWriter(
     runId,
     policy: host.options.journalDurability,
     maxEventBytes: host.options.limits.maxJournalEventBytes,
-    onAppend: (durationMs, durable) =>
-      host.emit({ type: 'append', sessionId, runId, durationMs, durable }),
+    // The session id comes from the writer: it follows an id rotation (D2).
+    onAppend: (currentSessionId, durationMs, durable) =>
+      host.emit({ type: 'append', sessionId: currentSessionId, runId, durationMs, durable }),
   });
 }
 
@@ -165,7 +166,7 @@ export class Run implements RunHandle {
       onError: (error) =>
         host.emit({
           type: 'warning',
-          sessionId,
+          sessionId: this.sessionId,
           field: 'checkpoint',
           message: error instanceof Error ? error.message : String(error),
         }),

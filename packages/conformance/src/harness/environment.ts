@@ -15,6 +15,8 @@ export interface SuiteContext {
   /** Name the adapter reports for itself ("memory", "fs"…). */
   readonly adapterName: string;
   readonly capabilities: AdapterCapabilities;
+  /** Whether the adapter implements the optional `readQuarantined` primitive (A2). */
+  readonly readsQuarantined: boolean;
   readonly modelRuns: number;
 }
 

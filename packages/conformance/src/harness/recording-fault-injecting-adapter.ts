@@ -13,6 +13,7 @@ export const ADAPTER_METHODS = [
   'listDocuments',
   'quarantineDocument',
   'listQuarantined',
+  'readQuarantined',
   'putIndexEntry',
   'deleteIndexEntry',
   'replaceIndex',
@@ -72,8 +73,19 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
   private readonly faults: Array<Fault & { used: number }> = [];
   private clock = 0;
   private severed = false;
+  /**
+   * Optional primitive: present on the proxy only when the wrapped adapter has it, so a
+   * test asking whether the adapter offers it gets the adapter's answer (`declare`: no own
+   * property unless assigned).
+   */
+  declare readonly readQuarantined?: NonNullable<StorageAdapterV1['readQuarantined']>;
 
-  constructor(readonly inner: StorageAdapter) {}
+  constructor(readonly inner: StorageAdapter) {
+    if (typeof inner.readQuarantined === 'function') {
+      this.readQuarantined = (...args) =>
+        this.invoke('readQuarantined', args) as Promise<string | null>;
+    }
+  }
 
   get name(): string {
     return this.inner.name;

@@ -42,6 +42,7 @@ export function registerConformanceSuite(
       initializer,
       adapterName: probe.name,
       capabilities: probe.capabilities,
+      readsQuarantined: typeof probe.readQuarantined === 'function',
       modelRuns: options.modelRuns ?? DEFAULT_MODEL_RUNS,
     };
     await probe.close();

@@ -20,6 +20,7 @@ import {
   type StoreEvent,
 } from '@keepsake/core';
 import { expect } from 'vitest';
+import { CORRUPT_VARIANTS, plantDocument } from '../harness/corrupt-documents.js';
 import type { TestEnvironment } from '../harness/environment.js';
 import {
   captureError,
@@ -29,8 +30,9 @@ import {
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
-import { type PersistedSession, rewritePersistedSession } from '../harness/persisted-document.js';
+import { rewritePersistedSession, type TamperableDocument } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineQuarantinedBytesTests } from './a-quarantined-bytes.js';
 
 /** A1: values no id may take — path escapes, key patterns, NUL, empty, too long, not a string. */
 export const INVALID_IDS: ReadonlyArray<readonly [string, unknown]> = [
@@ -219,6 +221,7 @@ export function defineIdentityAndInput(suite: SpecRegistrar): void {
   });
 
   defineCorruptionTests(suite);
+  defineQuarantinedBytesTests(suite);
   defineLimitTests(suite);
   defineFieldTests(suite);
 }
@@ -229,50 +232,14 @@ function describeOutcome(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** Writes `text` as the stored document of `id`, bypassing the store (a planted fault). */
-async function plantDocument(env: TestEnvironment, id: string, text: string): Promise<void> {
-  const raw = await env.rawAdapter();
-  const result = await raw.putDocument(
-    'sessions',
-    id,
-    { kind: 'full', revision: 1, text },
-    { expectedRevision: null, durable: true },
-  );
-  expect(result.ok, 'planting a document through the adapter').toBe(true);
-}
-
 /** Rewrites the stored document of a session through a raw adapter (A5). */
 async function tamperDocument(
   env: TestEnvironment,
   id: string,
-  edit: (document: PersistedSession['document']) => void,
+  edit: (document: TamperableDocument) => void,
 ): Promise<void> {
   await rewritePersistedSession(await env.rawAdapter(), id, edit);
 }
-
-const CORRUPT_VARIANTS: ReadonlyArray<readonly [string, (id: string, sample: string) => string]> = [
-  ['text that is not JSON', () => 'this is not json {'],
-  ['a truncated document', (_id, sample) => sample.slice(0, Math.floor(sample.length / 2))],
-  ['an empty file', () => ''],
-  ['a JSON array', () => '[1, 2, 3]'],
-  ['no transcript', (id) => JSON.stringify({ id, title: 'no messages' })],
-  [
-    'a message without role or content',
-    (id) =>
-      JSON.stringify({
-        id,
-        title: 'broken message',
-        createdAt: 1,
-        updatedAt: 1,
-        messages: [{ id: 'm1' }],
-        pending: null,
-        toolCalls: [],
-        parentId: null,
-        rotatedTo: null,
-        metadata: {},
-      }),
-  ],
-];
 
 function defineCorruptionTests(suite: SpecRegistrar): void {
   for (const [variant, makeText] of CORRUPT_VARIANTS) {
@@ -298,7 +265,7 @@ function defineCorruptionTests(suite: SpecRegistrar): void {
         expect(quarantined[0]!.collection).toBe('sessions');
         expect(quarantined[0]!.location).not.toBe('');
         // Moved aside, never replaced by an empty session. (That the quarantined bytes are
-        // intact is adapter-physical: adapter packages check it in their own tests.)
+        // intact: a-quarantined-bytes.ts, through the adapter's optional readQuarantined.)
         const raw = await env.rawAdapter();
         expect(await raw.getDocument('sessions', id)).toBeNull();
         await expectTypedError(store.load(id), NotFoundError);

@@ -100,8 +100,8 @@ function defineAtomicityTests(suite: SpecRegistrar): void {
     await expectTypedError(store.save(session, { fsync: true }), BackendError);
     removeFault();
     const persisted = await readPersistedSession(await env.rawAdapter(), session.id);
-    expect(persisted!.document.title).toBe('saves');
-    expect(persisted!.document.messages.map((message) => message.content)).toEqual(['m1', 'm2']);
+    expect(persisted!.session.title).toBe('saves');
+    expect(persisted!.session.messages.map((message) => message.content)).toEqual(['m1', 'm2']);
     // The failed save left the change in memory; the next save carries all of it.
     await store.save(session, { fsync: true });
     const reopened = await env.restartAfterCrash(opened);
@@ -256,7 +256,62 @@ function defineConcurrencyTests(suite: SpecRegistrar): void {
       expect(error.sessionId).toBe(created.id);
       const persisted = await readPersistedSession(await env.rawAdapter(), created.id);
       expect(persisted!.revision).toBe(newer.revision);
-      expect(persisted!.document.title).toBe('saves');
+      expect(persisted!.session.title).toBe('saves');
+    },
+  );
+
+  suite.test(
+    'B4',
+    "after a conflict, reload + re-apply + save succeeds and loses neither writer's change",
+    async (env) => {
+      const first = await env.openStore();
+      const created = await sessionWith(env, first.store, 1);
+      const second = await env.openStore();
+      const mine = await second.store.load(created.id);
+      created.messages.push(textMessage(env, 'assistant', 'from the first instance'));
+      await first.store.save(created, { fsync: true });
+
+      const applyMine = () => {
+        mine.messages.push(textMessage(env, 'user', 'from the second instance'));
+        mine.metadata = { ...mine.metadata, editedBy: 'second' };
+      };
+      applyMine();
+      const conflict = await expectTypedError(second.store.save(mine), RevisionConflictError);
+      expect(conflict.currentRevision).toBe(created.revision);
+      const reloaded = await second.store.reload(created.id);
+      expect(reloaded, 'reload updates the live instance').toBe(mine);
+      expect(await second.store.load(created.id)).toBe(mine);
+      expect(mine.revision).toBe(created.revision);
+      expect(contentsOf(mine), 'unsaved local edits are discarded').toEqual([
+        'm1',
+        'from the first instance',
+      ]);
+      expect(mine.metadata.editedBy).toBeUndefined();
+      applyMine();
+      const saved = await second.store.save(mine, { fsync: true });
+      expect(saved.revision).toBe(created.revision + 1);
+
+      // The first instance is stale now: the same way out works for it.
+      created.title = 'retitled by the first';
+      await expectTypedError(first.store.save(created), RevisionConflictError);
+      await first.store.reload(created.id);
+      expect(contentsOf(created)).toEqual([
+        'm1',
+        'from the first instance',
+        'from the second instance',
+      ]);
+      created.title = 'retitled by the first';
+      await first.store.save(created, { fsync: true });
+
+      const reader = await env.openStore();
+      const loaded = await reader.store.load(created.id);
+      expect(contentsOf(loaded)).toEqual([
+        'm1',
+        'from the first instance',
+        'from the second instance',
+      ]);
+      expect([loaded.title, loaded.metadata.editedBy]).toEqual(['retitled by the first', 'second']);
+      expect(loaded.revision).toBe(saved.revision + 1);
     },
   );
 
@@ -343,7 +398,7 @@ function defineShrinkTests(suite: SpecRegistrar): void {
       const full = await reopened.store.load(session.id);
       expect(contentsOf(full)).toEqual(['m1', 'm2', 'm3']);
       const persisted = await readPersistedSession(await env.rawAdapter(), session.id);
-      expect(persisted!.document.messages).toHaveLength(3);
+      expect(persisted!.session.messages).toHaveLength(3);
     },
   );
 
@@ -612,6 +667,9 @@ function defineDeleteTests(suite: SpecRegistrar): void {
       expect(await reader.store.listRuns(session.id), 'no journal of the deleted session').toEqual(
         [],
       );
+      const raw = await env.rawAdapter();
+      expect(await raw.getDocument('sessions', session.id)).toBeNull();
+      expect(await raw.listLogs(session.id), 'no journal on the backend').toEqual([]);
       await expectTypedError(reader.store.load(session.id), NotFoundError);
       const listed = (await reader.store.list({ limit: 1000, includeRotated: true })).sessions;
       expect(listed.map((entry) => entry.id)).not.toContain(session.id);

@@ -13,6 +13,7 @@ import {
   type MemoryAgent,
   type MemoryCommitContext,
   NotFoundError,
+  RevisionConflictError,
   type Session,
   type SessionStore,
   StoreClosedError,
@@ -29,6 +30,7 @@ import {
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
+import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
 function sessionReads(opened: OpenedStore, id: string): number {
@@ -58,6 +60,7 @@ async function createSessions(env: TestEnvironment, store: SessionStore, count: 
 
 export function defineFlushAndShutdown(suite: SpecRegistrar): void {
   defineFlushTests(suite);
+  defineCleanFlushTests(suite);
   defineCloseTests(suite);
   defineRestartTests(suite);
   defineCacheTests(suite);
@@ -128,6 +131,78 @@ function defineFlushTests(suite: SpecRegistrar): void {
       for (const session of sessions) {
         const loaded = await reopened.store.load(session.id);
         expect(loaded.title.endsWith('(unsaved)')).toBe(session !== failing);
+      }
+    },
+  );
+}
+
+function defineCleanFlushTests(suite: SpecRegistrar): void {
+  suite.test(
+    'C1',
+    "flushAll of an instance that only read a session rewrites it at its stored revision: another instance's next save does not conflict",
+    async (env) => {
+      const writer = await env.openStore();
+      const [session] = await createSessions(env, writer.store, 1);
+      const revision = session!.revision;
+      const reader = await env.openStore();
+      const readOnly = await reader.store.load(session!.id);
+      const other = await env.openStore();
+      const held = await other.store.load(session!.id);
+      reader.adapter.clearCalls();
+      expect(await reader.store.flushAll()).toEqual({ flushed: 1, failed: [] });
+      const writes = reader.adapter
+        .callsTo('putDocument')
+        .filter((call) => call.args[0] === 'sessions' && call.args[1] === session!.id);
+      for (const write of writes) {
+        expect(write.args[2], 'rewritten at its stored revision').toMatchObject({ revision });
+        expect(write.args[3]).toMatchObject({ expectedRevision: revision });
+      }
+      expect(
+        writes.some((write) => (write.args[3] as { durable: boolean }).durable) ||
+          reader.adapter.callsTo('sync').length > 0,
+        're-persisted durably (a durable write, or a sync)',
+      ).toBe(true);
+      expect(readOnly.revision).toBe(revision);
+      const persisted = await readPersistedSession(await env.rawAdapter(), session!.id);
+      expect(persisted!.revision).toBe(revision);
+      expect(persisted!.session.updatedAt, 'a flush is not an edit').toBe(session!.updatedAt);
+
+      held.messages.push(textMessage(env, 'assistant', 'saved after the flush'));
+      const saved = await other.store.save(held, { fsync: true });
+      expect(saved.revision).toBe(revision + 1);
+      const fresh = await env.openStore();
+      expect(contentsOf(await fresh.store.load(session!.id))).toEqual([
+        'hello 0',
+        'saved after the flush',
+      ]);
+    },
+  );
+
+  suite.test(
+    'C1',
+    'flushAll never overwrites a newer revision another instance wrote: a clean session is no failure, an edited one is a conflict',
+    async (env) => {
+      const writer = await env.openStore();
+      const [clean, edited] = await createSessions(env, writer.store, 2);
+      const reader = await env.openStore();
+      await reader.store.load(clean!.id);
+      const readerEdited = await reader.store.load(edited!.id);
+      readerEdited.title = 'stale edit';
+      const other = await env.openStore();
+      for (const id of [clean!.id, edited!.id]) {
+        const newer = await other.store.load(id);
+        newer.messages.push(textMessage(env, 'assistant', 'newer revision'));
+        await other.store.save(newer, { fsync: true });
+      }
+      const report = await reader.store.flushAll();
+      expect(report.failed.map((failure) => failure.sessionId)).toEqual([edited!.id]);
+      expect(RevisionConflictError.isInstance(report.failed[0]!.error)).toBe(true);
+      const fresh = await env.openStore();
+      for (const session of [clean!, edited!]) {
+        const loaded = await fresh.store.load(session.id);
+        expect(loaded.revision).toBe(session.revision + 1);
+        expect(loaded.title).toBe(session.title);
+        expect(contentsOf(loaded).at(-1)).toBe('newer revision');
       }
     },
   );
@@ -237,15 +312,16 @@ function defineCloseTests(suite: SpecRegistrar): void {
       const { store } = await env.openStore();
       const [session] = await createSessions(env, store, 1);
       session!.title = 'unsaved when the signal came';
-      const closed = deferred<CloseReport | null>();
+      const closed = deferred<{ report: CloseReport | null; error: unknown }>();
       const remove = installShutdownHooks(store, {
         signals: ['SIGUSR2'],
         exit: false,
-        onClosed: (report) => closed.resolve(report),
+        onClosed: (report, error) => closed.resolve({ report, error }),
       });
       try {
         process.emit('SIGUSR2', 'SIGUSR2');
-        const report = await closed.promise;
+        const { report, error } = await closed.promise;
+        expect(error).toBeNull();
         expect(report?.flush.failed).toEqual([]);
         expect(store.closed).toBe(true);
       } finally {
@@ -414,6 +490,7 @@ function defineCacheTests(suite: SpecRegistrar): void {
   suite.test('C4', 'the cache is bounded', async (env) => {
     const opened = await env.openStore({ cache: { maxSessions: 2 } });
     const sessions = await createSessions(env, opened.store, 4);
+    expect(opened.store.diagnostics().cachedSessions).toBeLessThanOrEqual(2);
     opened.adapter.clearCalls();
     await opened.store.load(sessions[0]!.id);
     expect(
@@ -422,6 +499,8 @@ function defineCacheTests(suite: SpecRegistrar): void {
     ).toBe(1);
     await opened.store.load(sessions[3]!.id);
     expect(sessionReads(opened, sessions[3]!.id), 'a recent session is still cached').toBe(0);
+    for (const session of sessions) await opened.store.load(session.id);
+    expect(opened.store.diagnostics().cachedSessions).toBeLessThanOrEqual(2);
   });
 
   suite.test(
@@ -435,7 +514,9 @@ function defineCacheTests(suite: SpecRegistrar): void {
       const liveRunning = await store.load(running!.id);
       const liveEdited = await store.load(edited!.id);
       liveEdited.title = 'unsaved edit';
-      await createSessions(env, store, 4);
+      const others = await createSessions(env, store, 4);
+      // Only the two pinned sessions may exceed the bound of one.
+      expect(store.diagnostics().cachedSessions).toBeLessThanOrEqual(1 + 2);
       opened.adapter.clearCalls();
       expect(await store.load(running!.id)).toBe(liveRunning);
       expect(await store.load(edited!.id)).toBe(liveEdited);
@@ -443,6 +524,9 @@ function defineCacheTests(suite: SpecRegistrar): void {
       expect(sessionReads(opened, running!.id) + sessionReads(opened, edited!.id)).toBe(0);
       await run.complete({ assistantMessages: [{ role: 'assistant', content: 'done' }] });
       await store.flushAll();
+      // Nothing is pinned any more: the next load brings the cache back within its bound.
+      await store.load(others[0]!.id);
+      expect(store.diagnostics().cachedSessions).toBeLessThanOrEqual(1);
       const reader = await env.openStore();
       expect((await reader.store.load(edited!.id)).title).toBe('unsaved edit');
       expect(contentsOf(await reader.store.load(running!.id))).toEqual([
@@ -459,12 +543,14 @@ function defineCacheTests(suite: SpecRegistrar): void {
     const opened = await env.openStore({ cache: { maxSessions: 2 } });
     const { store } = opened;
     await store.list({ limit: 1000 });
+    expect(store.diagnostics().cachedSessions, 'list() cached nothing').toBe(0);
     opened.adapter.clearCalls();
     await store.load(sessions[0]!.id);
     expect(sessionReads(opened, sessions[0]!.id), 'list() did not fill the cache').toBe(1);
     await store.load(sessions[1]!.id);
     await store.list({ limit: 1000 });
     await store.list({ limit: 1000, includeRotated: true });
+    expect(store.diagnostics().cachedSessions, 'list() did not grow the cache').toBe(2);
     await store.load(sessions[2]!.id);
     opened.adapter.clearCalls();
     await store.load(sessions[1]!.id);

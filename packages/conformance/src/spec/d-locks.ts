@@ -10,6 +10,8 @@ import {
   LockReentryError,
   type MemoryAgent,
   RunNotActiveError,
+  SessionBusyError,
+  type StoreEvent,
 } from '@keepsake/core';
 import { expect } from 'vitest';
 import {
@@ -18,6 +20,7 @@ import {
   deferred,
   drainCallbacks,
   expectTypedError,
+  nextEvent,
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
@@ -90,6 +93,10 @@ export function defineLocks(suite: SpecRegistrar): void {
       for (let index = 0; index < 300; index++) {
         await store.withLock(`idle-${index}`, async () => undefined);
       }
+      // The held entry is still there; the 300 idle ones did not pile up.
+      const whileHeld = store.diagnostics().lockEntries;
+      expect(whileHeld, 'the held and awaited lock keeps its entry').toBeGreaterThanOrEqual(1);
+      expect(whileHeld, 'idle entries were released').toBeLessThan(300);
       const late = store.withLock(held, async () => {
         order.push('late');
       });
@@ -98,8 +105,33 @@ export function defineLocks(suite: SpecRegistrar): void {
       release.resolve();
       await Promise.all([holder, waiter, late]);
       expect(order).toEqual(['holder', 'holder done', 'waiter', 'late']);
+      expect(store.diagnostics().lockEntries, 'every lock released').toBe(0);
       // An entry that went idle and was pruned is created again and works.
       expect(await store.withLock('idle-0', async () => 'again')).toBe('again');
+    },
+  );
+
+  suite.test(
+    'D1',
+    'after many sessions were locked and released by store operations, the lock registry is empty',
+    async (env) => {
+      const { store } = await env.openStore();
+      const ids: string[] = [];
+      for (let index = 0; index < 40; index++) {
+        const session = await store.create({ id: env.id() });
+        session.messages.push(textMessage(env, 'user', `message ${index}`));
+        await store.withLock(session.id, () => store.save(session));
+        ids.push(session.id);
+      }
+      const run = await store.beginRun(ids[0]!, { userMessage: userInput('question') });
+      await run.append({ type: 'token', data: { text: 'answer' } });
+      await run.complete();
+      await store.cancelRun(ids[1]!);
+      await store.rename(ids[2]!, env.id());
+      await store.delete(ids[3]!);
+      await Promise.all(ids.slice(4).map((id) => store.load(id)));
+      await store.flushAll();
+      expect(store.diagnostics().lockEntries, 'no entry outlives its last holder').toBe(0);
     },
   );
 
@@ -195,6 +227,117 @@ export function defineLocks(suite: SpecRegistrar): void {
       const loadedChild = await reopened.store.load(newId);
       expect(loadedChild.parentId).toBe(oldId);
       expect(contentsOf(loadedChild)).toEqual(['before', 'after']);
+    },
+  );
+
+  suite.test(
+    'D2',
+    'a rename inside withLock(oldId) while a run is live does not deadlock; withLock(newId) waits for the holder',
+    async (env) => {
+      const { store } = await env.openStore();
+      const oldId = env.id();
+      const newId = env.id();
+      await store.create({ id: oldId, messages: [textMessage(env, 'user', 'history')] });
+      const run = await store.beginRun(oldId, { userMessage: userInput('question') });
+      const order: string[] = [];
+      const renamed = deferred();
+      const release = deferred();
+      const holder = store.withLock(oldId, async () => {
+        await store.rename(oldId, newId);
+        renamed.resolve();
+        await release.promise;
+        order.push('holder done');
+      });
+      // A deadlock would leave this unresolved (and the test timing out); an error rejects it.
+      await Promise.race([renamed.promise, holder]);
+      expect(run.sessionId, 'the run follows the rotation').toBe(newId);
+      const viaNew = store.withLock(newId, async () => {
+        order.push('new id');
+      });
+      await drainCallbacks();
+      expect(order, 'withLock(newId) waits for the holder of oldId').toEqual([]);
+      release.resolve();
+      await Promise.all([holder, viaNew]);
+      expect(order).toEqual(['holder done', 'new id']);
+      await run.complete({ assistantMessages: [{ role: 'assistant', content: 'answer' }] });
+      expect(contentsOf(await store.load(newId))).toEqual(['history', 'question', 'answer']);
+      expect(store.diagnostics().liveRuns).toBe(0);
+    },
+  );
+
+  suite.test(
+    'D2',
+    'a run that started before a rename appends and completes after it: the child has the turn and the answer, its journal every record 1..n',
+    async (env) => {
+      const opened = await env.openStore({
+        journal: { durability: 'each' },
+        checkpoint: { intervalMs: 100, idleRefreshMs: 3_600_000 },
+      });
+      const { store } = opened;
+      const oldId = env.id();
+      const newId = env.id();
+      await store.create(
+        { id: oldId, messages: [textMessage(env, 'user', 'history')] },
+        { fsync: true },
+      );
+      const run = await store.beginRun(oldId, { userMessage: userInput('question') });
+      await run.append({ type: 'token', data: { text: 'before ' } });
+      await run.append({ type: 'token', data: { text: 'the rename, ' } });
+      const child = await store.rename(oldId, newId);
+      expect(run.sessionId).toBe(newId);
+      expect(child.pending?.streamId, 'the pending turn moved to the child').toBe(run.streamId);
+      const parent = await store.load(oldId);
+      expect([parent.rotatedTo, parent.pending, contentsOf(parent)]).toEqual([
+        newId,
+        null,
+        ['history'],
+      ]);
+      // One active run per session: the run now owns the child.
+      await expectTypedError(
+        store.beginRun(newId, { userMessage: userInput('second run') }),
+        SessionBusyError,
+      );
+      await run.append({ type: 'token', data: { text: 'after it' } });
+      // A checkpoint after the rename writes the child, never the parent.
+      const checkpointed = nextEvent<StoreEvent>(
+        (listener) => store.on(listener),
+        (event) => event.type === 'checkpoint',
+      );
+      run.recordActivity();
+      await env.clock.advance(100);
+      expect(await checkpointed).toMatchObject({ sessionId: newId, runId: run.runId });
+      await run.complete();
+
+      const journal = await store.readJournal(newId, run.runId);
+      const sequences = journal.records.map((record) => record.sequence);
+      expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, index) => index + 1));
+      expect(journal.gap).toBeNull();
+      expect(journal.records.map((record) => record.type)).toEqual([
+        'token',
+        'token',
+        'token',
+        'done',
+      ]);
+      expect(journal.records.every((record) => record.sessionId === newId)).toBe(true);
+      const summary = await store.runSummary(newId, run.runId);
+      expect([summary.lastSequence, summary.terminalState]).toEqual([4, 'completed']);
+
+      // Another instance, past the recovery grace period, sees the same and repairs nothing.
+      await env.clock.advance(60_000);
+      const reader = await env.openStore();
+      const loadedChild = await reader.store.load(newId);
+      expect(contentsOf(loadedChild)).toEqual([
+        'history',
+        'question',
+        'before the rename, after it',
+      ]);
+      expect(loadedChild.pending).toBeNull();
+      const loadedParent = await reader.store.load(oldId);
+      expect([loadedParent.rotatedTo, loadedParent.pending, contentsOf(loadedParent)]).toEqual([
+        newId,
+        null,
+        ['history'],
+      ]);
     },
   );
 

@@ -526,8 +526,8 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
       expect(opened.adapter.callsTo('putIndexEntry')).toEqual([]);
       // The checkpoint saves the session as it is; it never invents messages.
       const persisted = await readPersistedSession(opened.adapter.inner, session.id);
-      expect(persisted!.document.messages).toEqual([]);
-      expect((persisted!.document.pending as { streamId: string }).streamId).toBe(run.streamId);
+      expect(persisted!.session.messages).toEqual([]);
+      expect(persisted!.session.pending?.streamId).toBe(run.streamId);
     },
   );
 
@@ -540,7 +540,7 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
     await env.clock.advance(1000);
     await refreshed;
     const persisted = await readPersistedSession(opened.adapter.inner, session.id);
-    const pending = persisted!.document.pending as { heartbeatAt?: number; startedAt: number };
+    const pending = persisted!.session.pending!;
     expect(pending.heartbeatAt).toBeGreaterThanOrEqual(pending.startedAt + 1000);
   });
 
@@ -647,7 +647,7 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
       await run.complete({ assistantMessages: [{ role: 'assistant', content: 'finished' }] });
       expect(snapshots.length).toBeGreaterThan(6);
       for (const snapshot of snapshots.slice(0, -1)) {
-        const contents = snapshot.document.messages.map((message) => message.content as string);
+        const contents = contentsOf(snapshot.session);
         expect(allowed, `persisted ${JSON.stringify(contents)}`).toContainEqual(contents);
       }
     },
@@ -873,26 +873,23 @@ function defineEndingTests(suite: SpecRegistrar): void {
         }
         expect(await cancelling).toMatchObject({ cancelled: true });
         expect(snapshots.length).toBeGreaterThan(0);
-        for (const { document } of snapshots) {
-          const contents = document.messages.map((message) => message.content);
-          const pending = document.pending as {
-            streamId?: unknown;
-            userMessage?: { content?: unknown };
-          } | null;
+        for (const { session: persisted } of snapshots) {
+          const contents = contentsOf(persisted);
+          const pending = persisted.pending;
           if (pending !== null) {
             expect(pending.streamId).toBe(run.streamId);
-            expect(pending.userMessage?.content).toBe('question');
+            expect(pending.userMessage.content).toBe('question');
             expect(contents).toEqual(['hello', 'world']);
           } else {
             expect(contents.slice(0, 4)).toEqual(['hello', 'world', 'question', 'partial']);
             expect(contents).toHaveLength(5);
-            const markers = document.messages.filter(
-              (message) => (message.marker as { type?: string } | undefined)?.type === 'cancelled',
+            const markers = persisted.messages.filter(
+              (message) => message.marker?.type === 'cancelled',
             );
             expect(markers).toHaveLength(1);
           }
         }
-        expect(snapshots.at(-1)!.document.pending).toBeNull();
+        expect(snapshots.at(-1)!.session.pending).toBeNull();
         await env.closeStore(opened);
       }
     },
