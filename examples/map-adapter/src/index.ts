@@ -1,0 +1,2 @@
+export type { KeyValueMap } from './key-value-map.js';
+export { type MapAdapterOptions, mapAdapter, mapAdapterCapabilities } from './map-adapter.js';

@@ -1,0 +1,301 @@
+#!/usr/bin/env node
+// Pack smoke test: proves the packages work as a user outside this workspace gets them.
+//
+// 1. `pnpm pack` every published package (packages/*) and the example adapter;
+// 2. create a project in the OS temp directory, far from any pnpm workspace, and install
+//    the tarballs there with npm (npm does not understand `workspace:` specifiers, so a
+//    leaked one fails here);
+// 3. type-check every TypeScript block of README.md there, run the README's quick start
+//    and compare what it prints with the README's "It prints" block;
+// 4. run @keepsake/conformance there against the example adapter, imported like any
+//    third-party adapter.
+// Temp directories are removed at the end, whatever happened.
+//
+// Usage: node scripts/pack-smoke.mjs [--keep]   (--keep leaves the temp project for a look)
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const keepTemp = process.argv.includes('--keep');
+const exampleAdapterDirectory = path.join(repoRoot, 'examples', 'map-adapter');
+
+class SmokeTestFailure extends Error {
+  name = 'SmokeTestFailure';
+}
+
+function log(message) {
+  console.log(`pack-smoke: ${message}`);
+}
+
+/**
+ * The environment for child package managers: without the `npm_*` variables pnpm sets for
+ * its scripts, so the temp project's npm reads only the user's own configuration.
+ */
+function cleanEnvironment() {
+  const environment = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^npm_/.test(name) || name === 'INIT_CWD' || name.startsWith('PNPM_')) continue;
+    environment[name] = value;
+  }
+  environment.NPM_CONFIG_UPDATE_NOTIFIER = 'false';
+  environment.NPM_CONFIG_FUND = 'false';
+  environment.NPM_CONFIG_AUDIT = 'false';
+  return environment;
+}
+
+/** Runs a command; throws with its output when it fails. `capture` returns stdout instead of streaming it. */
+function run(command, args, { cwd, capture = false }) {
+  const result = spawnSync(command, args, {
+    cwd,
+    env: cleanEnvironment(),
+    encoding: 'utf8',
+    stdio: capture ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error)
+    throw new SmokeTestFailure(`${command} could not start: ${result.error.message}`);
+  if (result.status !== 0) {
+    const output = capture ? `\n${result.stdout}\n${result.stderr}` : '';
+    throw new SmokeTestFailure(
+      `${command} ${args.join(' ')} (in ${cwd}) exited with ${result.status ?? result.signal}${output}`,
+    );
+  }
+  return result.stdout ?? '';
+}
+
+function readJson(file) {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** Fenced code blocks of a markdown file, each with its language and the heading above it. */
+function codeBlocks(markdownFile) {
+  const blocks = [];
+  let heading = '';
+  let open = null;
+  for (const line of readFileSync(markdownFile, 'utf8').split('\n')) {
+    if (open === null) {
+      const headingMatch = /^#{1,6}\s+(.*)$/.exec(line);
+      if (headingMatch) heading = headingMatch[1].trim();
+      const fence = /^```(\w*)\s*$/.exec(line);
+      if (fence) open = { language: fence[1], heading, lines: [] };
+    } else if (/^```\s*$/.test(line)) {
+      blocks.push({
+        language: open.language,
+        heading: open.heading,
+        code: `${open.lines.join('\n')}\n`,
+      });
+      open = null;
+    } else {
+      open.lines.push(line);
+    }
+  }
+  if (open !== null)
+    throw new SmokeTestFailure(`${markdownFile}: unclosed code block under "${open.heading}"`);
+  return blocks;
+}
+
+/** The published packages (packages/*, not private) plus the example adapter. */
+function packagesToPack() {
+  const packagesDirectory = path.join(repoRoot, 'packages');
+  const published = readdirSync(packagesDirectory, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => path.join(packagesDirectory, entry.name))
+    .filter((directory) => existsSync(path.join(directory, 'package.json')))
+    .filter((directory) => readJson(path.join(directory, 'package.json')).private !== true);
+  return [...published, exampleAdapterDirectory].map((directory) => {
+    const manifest = readJson(path.join(directory, 'package.json'));
+    if (!existsSync(path.join(directory, 'dist'))) {
+      throw new SmokeTestFailure(`${manifest.name} has no dist/: run \`pnpm build\` first`);
+    }
+    return { directory, name: manifest.name, version: manifest.version };
+  });
+}
+
+function packAll(packages, destination) {
+  return packages.map((entry) => {
+    const output = run('pnpm', ['pack', '--pack-destination', destination, '--json'], {
+      cwd: entry.directory,
+      capture: true,
+    });
+    const { filename } = JSON.parse(output);
+    return { ...entry, tarball: path.resolve(entry.directory, filename) };
+  });
+}
+
+function writeProject(projectDirectory, packed) {
+  const rootManifest = readJson(path.join(repoRoot, 'package.json'));
+  const toolVersion = (name) => {
+    const version = rootManifest.devDependencies?.[name];
+    if (version === undefined) throw new SmokeTestFailure(`root package.json has no ${name}`);
+    return version;
+  };
+  const dependencies = Object.fromEntries(
+    packed.map((entry) => [entry.name, `file:${entry.tarball}`]),
+  );
+  const manifest = {
+    name: 'keepsake-pack-smoke',
+    version: '0.0.0',
+    private: true,
+    type: 'module',
+    dependencies,
+    devDependencies: {
+      '@types/node': toolVersion('@types/node'),
+      typescript: toolVersion('typescript'),
+      vitest: toolVersion('vitest'),
+    },
+    // The packed packages depend on each other by version (pnpm pack rewrote `workspace:`);
+    // these overrides make npm use the tarballs for those too, never the registry.
+    overrides: Object.fromEntries(packed.map((entry) => [entry.name, `$${entry.name}`])),
+  };
+  writeFileSync(
+    path.join(projectDirectory, 'package.json'),
+    `${JSON.stringify(manifest, null, 2)}\n`,
+  );
+  // What a user of these packages would write: strict, NodeNext, and library types checked too.
+  const tsconfig = {
+    compilerOptions: {
+      target: 'ES2023',
+      lib: ['ES2023'],
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      types: ['node'],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      verbatimModuleSyntax: true,
+      skipLibCheck: false,
+      outDir: 'dist',
+    },
+    include: ['*.ts'],
+  };
+  writeFileSync(
+    path.join(projectDirectory, 'tsconfig.json'),
+    `${JSON.stringify(tsconfig, null, 2)}\n`,
+  );
+}
+
+/** Every installed @keepsake package must be the tarball just packed, not a registry copy. */
+function assertInstalledFromTarballs(projectDirectory, packed) {
+  const lock = readJson(path.join(projectDirectory, 'package-lock.json'));
+  for (const [location, entry] of Object.entries(lock.packages ?? {})) {
+    const name = location.split('node_modules/').at(-1);
+    const expected = packed.find((candidate) => candidate.name === name);
+    if (expected === undefined) continue;
+    if (entry.version !== expected.version || !String(entry.resolved ?? '').startsWith('file:')) {
+      throw new SmokeTestFailure(
+        `${location} was installed from ${entry.resolved ?? 'the registry'} (${entry.version}), not from the packed tarball`,
+      );
+    }
+  }
+}
+
+function writeReadmeSnippets(projectDirectory) {
+  const readme = path.join(repoRoot, 'README.md');
+  const blocks = codeBlocks(readme);
+  const typescriptBlocks = blocks.filter((block) => block.language === 'ts');
+  const quickStartIndex = blocks.findIndex(
+    (block) => block.heading === 'Quick start' && block.language === 'ts',
+  );
+  if (quickStartIndex < 0)
+    throw new SmokeTestFailure('README.md has no ```ts block under "## Quick start"');
+  const expectedOutput = blocks
+    .slice(quickStartIndex + 1)
+    .find((block) => block.heading === 'Quick start' && block.language === 'text');
+  if (expectedOutput === undefined) {
+    throw new SmokeTestFailure('README.md has no ```text block with the quick start output');
+  }
+  for (const [index, block] of typescriptBlocks.entries()) {
+    const file = block === blocks[quickStartIndex] ? 'quick-start.ts' : `readme-${index + 1}.ts`;
+    writeFileSync(path.join(projectDirectory, file), block.code);
+  }
+  return { count: typescriptBlocks.length, expectedOutput: expectedOutput.code };
+}
+
+/**
+ * The example adapter's README: its block that calls runConformance( becomes the test file;
+ * its other TypeScript blocks are type-checked like the root README's. Returns their count.
+ */
+function writeExampleSnippets(projectDirectory) {
+  const exampleReadme = path.join(exampleAdapterDirectory, 'README.md');
+  const typescriptBlocks = codeBlocks(exampleReadme).filter((block) => block.language === 'ts');
+  const testBlock = typescriptBlocks.find((block) => block.code.includes('runConformance('));
+  if (testBlock === undefined) {
+    throw new SmokeTestFailure(`${exampleReadme} has no ts block that calls runConformance(`);
+  }
+  for (const [index, block] of typescriptBlocks.entries()) {
+    const file = block === testBlock ? 'conformance.test.ts' : `example-readme-${index + 1}.ts`;
+    writeFileSync(path.join(projectDirectory, file), block.code);
+  }
+  return typescriptBlocks.length;
+}
+
+async function main() {
+  const packages = packagesToPack();
+  const temp = await mkdtemp(path.join(tmpdir(), 'keepsake-pack-smoke-'));
+  const removeTemp = () => {
+    if (!keepTemp) rmSync(temp, { recursive: true, force: true });
+  };
+  // A Ctrl-C or a CI timeout still leaves no temp project behind.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      removeTemp();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+  try {
+    const tarballs = path.join(temp, 'tarballs');
+    const project = path.join(temp, 'project');
+    mkdirSync(tarballs);
+    mkdirSync(project);
+
+    const packed = packAll(packages, tarballs);
+    log(`packed ${packed.map((entry) => `${entry.name}@${entry.version}`).join(', ')}`);
+
+    writeProject(project, packed);
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: project,
+      capture: true,
+    });
+    assertInstalledFromTarballs(project, packed);
+    log(`installed the tarballs with npm in ${project}`);
+
+    const snippets = writeReadmeSnippets(project);
+    const exampleSnippets = writeExampleSnippets(project);
+    const tsc = path.join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+    run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, capture: true });
+    log(
+      `type-checked ${snippets.count} README.md snippet(s) and ${exampleSnippets} of examples/map-adapter/README.md`,
+    );
+
+    const printed = run(process.execPath, [path.join('dist', 'quick-start.js')], {
+      cwd: project,
+      capture: true,
+    });
+    if (printed !== snippets.expectedOutput) {
+      throw new SmokeTestFailure(
+        `the quick start printed\n${printed}\nbut README.md says it prints\n${snippets.expectedOutput}`,
+      );
+    }
+    log('the README quick start ran and printed what the README says');
+
+    log('running @keepsake/conformance against @keepsake/example-map-adapter');
+    const vitest = path.join(project, 'node_modules', 'vitest', 'vitest.mjs');
+    run(process.execPath, [vitest, 'run', 'conformance.test.ts'], {
+      cwd: project,
+    });
+    log('passed');
+  } finally {
+    removeTemp();
+    if (keepTemp) log(`kept ${temp}`);
+  }
+}
+
+main().catch((error) => {
+  console.error(`pack-smoke: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
