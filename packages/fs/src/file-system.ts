@@ -1,0 +1,128 @@
+import * as nodeFs from 'node:fs/promises';
+
+/**
+ * The filesystem calls the adapter makes, and nothing more. The default is `node:fs/promises`;
+ * tests pass a wrapper to count fsync calls (B3) or a fault-injecting layer that simulates
+ * power loss (`@keepsake/fs/testing`).
+ *
+ * Errors must carry the POSIX `code` (`ENOENT`, `EEXIST`, `EIO`…) as Node's do: the adapter
+ * branches on codes, never on message text.
+ */
+export interface FileSystem {
+  /** `flags` as in `fs.open`: `'r'`, `'r+'`, `'wx'` (create exclusively), `'a+'`. */
+  open(path: string, flags: OpenFlags): Promise<FileHandle>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  /** Always recursive; resolves with the first directory it created, if any (as Node's does). */
+  mkdir(path: string): Promise<string | undefined>;
+  rmdir(path: string): Promise<void>;
+  readdir(path: string): Promise<string[]>;
+  readFile(path: string): Promise<Uint8Array>;
+  stat(path: string): Promise<FileStats>;
+  /** Stats of the entry itself, not of what a symbolic link points to. */
+  lstat(path: string): Promise<FileStats>;
+  /** Creates a symbolic link; fails with EEXIST when `path` exists (lock files use this). */
+  symlink(target: string, path: string): Promise<void>;
+  readlink(path: string): Promise<string>;
+  /**
+   * An id that changes each time the machine boots (Linux: `/proc/sys/kernel/random/boot_id`),
+   * or null where there is none; lock files and group-commit logs from an earlier boot are
+   * dead. Optional: without it, the boot time (from the uptime) is used.
+   */
+  bootId?(): Promise<string | null>;
+}
+
+export type OpenFlags = 'r' | 'r+' | 'wx' | 'a+';
+
+export interface FileHandle {
+  write(
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number | null,
+  ): Promise<{ bytesWritten: number }>;
+  read(
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesRead: number }>;
+  /** fsync(2): data and metadata. Also used on directories. */
+  sync(): Promise<void>;
+  /** fdatasync(2): data (and the size), not timestamps. */
+  datasync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  stat(): Promise<FileStats>;
+  close(): Promise<void>;
+}
+
+export interface FileStats {
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ino: number;
+  /** Creation time where the filesystem records it, else 0; with `ino`, a file's identity. */
+  readonly birthtimeMs: number;
+  isDirectory(): boolean;
+  isFile(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+/** The real filesystem, through `node:fs/promises`. */
+export const nodeFileSystem: FileSystem = {
+  async open(path, flags) {
+    return nodeFs.open(path, flags);
+  },
+  rename: (from, to) => nodeFs.rename(from, to),
+  unlink: (path) => nodeFs.unlink(path),
+  mkdir: (path) => nodeFs.mkdir(path, { recursive: true }),
+  rmdir: (path) => nodeFs.rmdir(path),
+  readdir: (path) => nodeFs.readdir(path),
+  readFile: (path) => nodeFs.readFile(path),
+  stat: (path) => nodeFs.stat(path),
+  lstat: (path) => nodeFs.lstat(path),
+  symlink: (target, path) => nodeFs.symlink(target, path),
+  readlink: (path) => nodeFs.readlink(path),
+  async bootId() {
+    try {
+      return (await nodeFs.readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+    } catch {
+      return null;
+    }
+  },
+};
+
+/** Writes the whole buffer: `write` may write less than asked. */
+export async function writeAll(
+  handle: FileHandle,
+  buffer: Uint8Array,
+  position: number | null,
+): Promise<void> {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const { bytesWritten } = await handle.write(
+      buffer,
+      offset,
+      buffer.length - offset,
+      position === null ? null : position + offset,
+    );
+    if (bytesWritten <= 0)
+      throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    offset += bytesWritten;
+  }
+}
+
+/** Reads up to `length` bytes from `position`, fewer at the end of the file. */
+export async function readAt(
+  handle: FileHandle,
+  length: number,
+  position: number,
+): Promise<Uint8Array> {
+  const buffer = new Uint8Array(length);
+  let offset = 0;
+  while (offset < length) {
+    const { bytesRead } = await handle.read(buffer, offset, length - offset, position + offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
+  }
+  return offset === length ? buffer : buffer.subarray(0, offset);
+}

@@ -1,0 +1,191 @@
+import { resolve } from 'node:path';
+import type {
+  AdapterCapabilities,
+  AppendLogResult,
+  Collection,
+  DeleteOptions,
+  DocumentWrite,
+  IdPage,
+  IndexPage,
+  ListDocumentsOptions,
+  LogDurability,
+  LogReadResult,
+  LogRecordInput,
+  PutResult,
+  QuarantinedDocument,
+  SessionSummary,
+  StorageAdapterV1,
+  StoredDocument,
+  WriteOptions,
+} from '@keepsake/core';
+import { BackendError, InvalidConfigError } from '@keepsake/core';
+import { writeFileAtomic } from './atomic-write.js';
+import { type AdapterContext, makeDirectory } from './context.js';
+import { DocumentStore } from './document-store.js';
+import { Durability } from './durability.js';
+import { ADAPTER_NAME, backendCall } from './errors.js';
+import { FileLocks } from './file-lock.js';
+import { GroupCommitLog } from './group-commit-log.js';
+import { IndexStore } from './index-store.js';
+import { JournalStore } from './journal-store.js';
+import { LAYOUT_VERSION, Layout } from './layout.js';
+import { replayDeadLogs } from './log-replay.js';
+import { type FsAdapterOptions, resolveOptions } from './options.js';
+import { QuarantineStore } from './quarantine.js';
+import { SegmentedFiles } from './segmented-file.js';
+import { sweepLeftovers } from './sweep.js';
+
+export const fsCapabilities: AdapterCapabilities = Object.freeze({
+  durability: 'fsync',
+  conditionalWrites: true,
+  sharedAcrossProcesses: true,
+  appendDeltas: true,
+  nativeAppend: true,
+  groupCommit: true,
+  clusterSafeKeys: false,
+  gaps: Object.freeze([]),
+});
+
+/**
+ * The local filesystem adapter: Keepsake's embedded default backend. See the package README
+ * for the layout under `directory` and for what each write does on disk.
+ */
+export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
+  const resolved = resolveOptions(options);
+  const fileSystem = resolved.fileSystem;
+  const layout = new Layout(resolve(resolved.directory));
+  const durability = new Durability(fileSystem);
+  const context: AdapterContext = {
+    options: resolved,
+    fileSystem,
+    layout,
+    durability,
+    segments: new SegmentedFiles(fileSystem, durability),
+    locks: new FileLocks(fileSystem, {
+      staleMs: resolved.lockStaleMs,
+      timeoutMs: resolved.lockTimeoutMs,
+    }),
+  };
+  const documents = new DocumentStore(context);
+  const index = new IndexStore(context);
+  const groupCommitLog = new GroupCommitLog(context);
+  const journals = new JournalStore(context, groupCommitLog);
+  const quarantine = new QuarantineStore(context);
+  let closed = false;
+
+  /** Every call: refused once closed, and any untyped failure becomes a BackendError. */
+  function call<T>(operation: string, action: () => Promise<T>): Promise<T> {
+    if (closed) {
+      return Promise.reject(new BackendError(ADAPTER_NAME, `${operation}: the adapter is closed`));
+    }
+    return backendCall(operation, action);
+  }
+
+  return {
+    specificationVersion: 'v1',
+    name: ADAPTER_NAME,
+    capabilities: fsCapabilities,
+
+    open: () =>
+      call('open', async () => {
+        for (const directory of [layout.root, ...layout.fixedDirectories]) {
+          await makeDirectory(fileSystem, directory);
+        }
+        await checkLayoutMarker(context);
+        await replayDeadLogs(context);
+        await sweepLeftovers(context);
+        await index.initializeIfFresh();
+      }),
+
+    getDocument: (collection: Collection, id: string): Promise<StoredDocument | null> =>
+      call(`read ${collection}/${id}`, () => documents.get(collection, id)),
+    putDocument: (
+      collection: Collection,
+      id: string,
+      write: DocumentWrite,
+      writeOptions: WriteOptions,
+    ): Promise<PutResult> =>
+      call(`write ${collection}/${id}`, () => documents.put(collection, id, write, writeOptions)),
+    deleteDocument: (
+      collection: Collection,
+      id: string,
+      deleteOptions: DeleteOptions,
+    ): Promise<PutResult> =>
+      call(`delete ${collection}/${id}`, () => documents.delete(collection, id, deleteOptions)),
+    listDocuments: (collection: Collection, listOptions: ListDocumentsOptions): Promise<IdPage> =>
+      call(`list ${collection}`, () => documents.list(collection, listOptions)),
+    quarantineDocument: (collection: Collection, id: string, reason: string): Promise<string> =>
+      call(`quarantine ${collection}/${id}`, () => quarantine.quarantine(collection, id, reason)),
+    listQuarantined: (): Promise<QuarantinedDocument[]> =>
+      call('list quarantine', () => quarantine.list()),
+
+    putIndexEntry: (summary: SessionSummary, indexOptions: { durable: boolean }) =>
+      call('write the index', () => index.put(summary, indexOptions.durable)),
+    deleteIndexEntry: (id: string, indexOptions: { durable: boolean }) =>
+      call('write the index', () => index.delete(id, indexOptions.durable)),
+    replaceIndex: (summaries: SessionSummary[], indexOptions: { durable: boolean }) =>
+      call('replace the index', () => index.replace(summaries, indexOptions.durable)),
+    listIndex: (listOptions: { cursor: string | null; limit: number }): Promise<IndexPage> =>
+      call('read the index', () => index.list(listOptions.cursor, listOptions.limit)),
+
+    appendLog: (
+      sessionId: string,
+      runId: string,
+      records: LogRecordInput[],
+      logOptions: { durability: LogDurability },
+    ): Promise<AppendLogResult> =>
+      call(`append to journal ${sessionId}/${runId}`, () =>
+        journals.append(sessionId, runId, records, logOptions.durability),
+      ),
+    readLog: (
+      sessionId: string,
+      runId: string,
+      readOptions: { afterSequence: number; limit: number },
+    ): Promise<LogReadResult> =>
+      call(`read journal ${sessionId}/${runId}`, () =>
+        journals.read(sessionId, runId, readOptions.afterSequence, readOptions.limit),
+      ),
+    listLogs: (sessionId: string): Promise<string[]> =>
+      call(`list journals of ${sessionId}`, () => journals.list(sessionId)),
+    deleteLogs: (sessionId: string, deleteOptions: { durable: boolean }): Promise<void> =>
+      call(`delete journals of ${sessionId}`, () =>
+        journals.deleteAll(sessionId, deleteOptions.durable),
+      ),
+
+    sync: () =>
+      call('sync', async () => {
+        await journals.drain();
+        await groupCommitLog.checkpoint();
+        await durability.syncDirty(resolved.syncConcurrency);
+      }),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await journals.drain();
+      await backendCall('close', () => groupCommitLog.close());
+    },
+  };
+}
+
+/** A directory written by a later layout is refused rather than misread. */
+async function checkLayoutMarker(context: AdapterContext): Promise<void> {
+  const { layout, segments, fileSystem } = context;
+  const bytes = await segments.readOptional(layout.marker);
+  let version: unknown;
+  try {
+    version =
+      bytes && (JSON.parse(Buffer.from(bytes).toString('utf8')) as { layout?: unknown }).layout;
+  } catch {
+    // Unreadable (a marker whose unsynced bytes a power loss dropped): written again below.
+  }
+  if (version === undefined || version === null) {
+    const marker = `${JSON.stringify({ keepsake: 'fs', layout: LAYOUT_VERSION })}\n`;
+    await writeFileAtomic(fileSystem, layout.marker, Buffer.from(marker), { durable: false });
+    return;
+  }
+  if (version !== LAYOUT_VERSION) {
+    throw new InvalidConfigError(
+      `fs adapter: option \`directory\` (${layout.root}) holds a Keepsake layout this version cannot read (${String(version)}); point it at another directory or upgrade @keepsake/fs`,
+    );
+  }
+}

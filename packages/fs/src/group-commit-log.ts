@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { currentBootId } from './boot.js';
+import { type AdapterContext, makeDirectory } from './context.js';
+import { isNotFound, toBackendError } from './errors.js';
+import { holdToken, releaseToken, thisHost } from './file-lock.js';
+import { type FileHandle, writeAll } from './file-system.js';
+import { encodeFrame } from './framing.js';
+import { encodeLogEntry, encodeLogHeader, type LogEntry } from './records.js';
+
+/** A log is retired (its journals fsynced, the file removed) once it holds this much. */
+const ROTATE_BYTES = 8 * 1024 * 1024;
+export const LOG_SUFFIX = '.log';
+
+/**
+ * E2 group commit across journals. Each run has its own journal file, and core appends to one
+ * run at a time, so flushes shared inside one journal would rarely be shared at all. Instead,
+ * a `group` append writes its frames to the run's journal without a flush and the same frames
+ * to this process's group-commit log (`wal/<pid>-<token>-<n>.log`); one fdatasync of the log
+ * makes the appends of every run that arrived meanwhile durable at once, and each append
+ * resolves after it.
+ *
+ * A log is retired once it holds `ROTATE_BYTES` (and on `sync()` and `close()`): the journals
+ * it covers are fdatasynced, then it is removed. After a crash or a power loss, `open()`
+ * replays the logs of dead processes into their journals (log-replay.ts). Only one log file
+ * is written at a time; retiring the previous one runs in the background.
+ */
+export class GroupCommitLog {
+  private readonly context: AdapterContext;
+  private readonly token = randomBytes(8).toString('hex');
+  private current: OpenLog | null = null;
+  private sequence = 0;
+  private queue: QueuedEntry[] = [];
+  private running: Promise<void> | null = null;
+  private retiring: Array<Promise<void>> = [];
+  /** A retired log whose journals could not be fsynced: kept on disk, reported by checkpoint. */
+  private retireFailure: unknown = null;
+  /** Set after a failed log write: appends stop using the log and flush their journal. */
+  private failure: unknown = null;
+
+  constructor(context: AdapterContext) {
+    this.context = context;
+    holdToken(this.token);
+  }
+
+  /** Whether `group` appends may go through the log (false after a log write failed). */
+  get usable(): boolean {
+    return this.failure === null;
+  }
+
+  /** Resolves once `entry` is durable in the log; `journal` is fsynced before the log goes. */
+  commit(entry: LogEntry, journal: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ bytes: encodeFrame(encodeLogEntry(entry)), journal, resolve, reject });
+      this.running ??= this.pump().finally(() => {
+        this.running = null;
+      });
+    });
+  }
+
+  /** C1: makes every journal the log covers durable by itself. */
+  async checkpoint(): Promise<void> {
+    await this.idle();
+    const current = this.current;
+    if (current) {
+      const journals = [...current.journals];
+      current.journals.clear();
+      await this.syncJournals(journals);
+    }
+    await this.settleRetiring();
+  }
+
+  /** Retires the log for good: journals fsynced, file removed. */
+  async close(): Promise<void> {
+    await this.idle();
+    const current = this.current;
+    this.current = null;
+    if (current) this.startRetiring(current);
+    releaseToken(this.token);
+    await this.settleRetiring();
+  }
+
+  private startRetiring(log: OpenLog): void {
+    this.retiring.push(
+      this.retire(log).catch((error: unknown) => {
+        // The log stays on disk, so a restart replays it; the next sync() reports the failure.
+        this.retireFailure = error;
+      }),
+    );
+  }
+
+  private async settleRetiring(): Promise<void> {
+    const pending = this.retiring;
+    this.retiring = [];
+    await Promise.all(pending);
+    const failure = this.retireFailure;
+    this.retireFailure = null;
+    if (failure !== null) throw toBackendError(failure, 'retire the group-commit log');
+  }
+
+  private async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.takeBatch();
+      try {
+        const log = this.current ?? (await this.create());
+        const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
+        await writeAll(log.handle, bytes, log.size);
+        await log.handle.datasync();
+        log.size += bytes.length;
+        for (const entry of batch) log.journals.add(entry.journal);
+        for (const entry of batch) entry.resolve();
+        if (log.size >= ROTATE_BYTES) {
+          this.current = null;
+          this.startRetiring(log);
+        }
+      } catch (error) {
+        this.failure = error;
+        const failure = toBackendError(error, 'write the group-commit log');
+        for (const entry of batch) entry.reject(failure);
+      }
+    }
+  }
+
+  private takeBatch(): QueuedEntry[] {
+    const limit = this.context.options.journalBatchBytes;
+    const batch = [this.queue.shift() as QueuedEntry];
+    let bytes = (batch[0] as QueuedEntry).bytes.length;
+    while (this.queue.length > 0) {
+      const next = this.queue[0] as QueuedEntry;
+      if (bytes + next.bytes.length > limit) break;
+      bytes += next.bytes.length;
+      batch.push(this.queue.shift() as QueuedEntry);
+    }
+    return batch;
+  }
+
+  /** A new log: its header (the owner, for replay) durable before any entry counts. */
+  private async create(): Promise<OpenLog> {
+    const { fileSystem, layout, durability } = this.context;
+    await makeDirectory(fileSystem, layout.logDirectory);
+    const name = `${process.pid}-${this.token}-${this.sequence++}${LOG_SUFFIX}`;
+    const path = join(layout.logDirectory, name);
+    const handle = await fileSystem.open(path, 'wx');
+    try {
+      const owner = {
+        pid: process.pid,
+        host: thisHost,
+        token: this.token,
+        createdAt: Date.now(),
+        boot: await currentBootId(fileSystem),
+      };
+      const header = encodeFrame(encodeLogHeader(owner));
+      await writeAll(handle, header, 0);
+      await handle.datasync();
+      await durability.syncDirectory(layout.logDirectory);
+      await durability.ensureLinked(layout.logDirectory, true);
+      const log: OpenLog = { path, handle, size: header.length, journals: new Set() };
+      this.current = log;
+      return log;
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async retire(log: OpenLog): Promise<void> {
+    await log.handle.close().catch(() => undefined);
+    await this.syncJournals([...log.journals]);
+    try {
+      await this.context.fileSystem.unlink(log.path);
+    } catch (error) {
+      if (!isNotFound(error)) throw toBackendError(error, `remove ${log.path}`);
+    }
+  }
+
+  private async syncJournals(journals: string[]): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < journals.length) {
+        await this.context.durability.syncFile(journals[next++] as string);
+      }
+    };
+    const workers = Math.min(this.context.options.syncConcurrency, journals.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+  }
+}
+
+interface OpenLog {
+  readonly path: string;
+  readonly handle: FileHandle;
+  size: number;
+  /** Journal files with entries in this log, fsynced before the log is removed. */
+  readonly journals: Set<string>;
+}
+
+interface QueuedEntry {
+  readonly bytes: Uint8Array;
+  readonly journal: string;
+  resolve(): void;
+  reject(error: unknown): void;
+}

@@ -1,0 +1,183 @@
+import { dirname } from 'node:path';
+import type { AppendLogResult, LogDurability, LogReadResult, LogRecordInput } from '@keepsake/core';
+import { InvalidInputError } from '@keepsake/core';
+import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
+import { isNotFound, toBackendError } from './errors.js';
+import { encodeFrame } from './framing.js';
+import type { GroupCommitLog } from './group-commit-log.js';
+import { assertSafeId, decodeName } from './id-encoding.js';
+import { parseJournal } from './journal-format.js';
+import { JournalWriter } from './journal-writer.js';
+import { JOURNAL_SUFFIX } from './layout.js';
+import { encodeJournalBatch } from './records.js';
+
+/**
+ * E2/E3: one append-only file of framed batches per run (`journals/<session>/<run>.journal`).
+ * Appends go through one `JournalWriter` per journal, which group-commits them; reads need no
+ * lock: a batch being written shows up as a torn tail and is ignored.
+ */
+const IDLE_WRITERS_KEPT = 1024;
+
+export class JournalStore {
+  private readonly context: AdapterContext;
+  private readonly log: GroupCommitLog;
+  private readonly writers = new Map<string, JournalWriter>();
+
+  constructor(context: AdapterContext, log: GroupCommitLog) {
+    this.context = context;
+    this.log = log;
+  }
+
+  append(
+    sessionId: string,
+    runId: string,
+    records: LogRecordInput[],
+    durability: LogDurability,
+  ): Promise<AppendLogResult> {
+    assertSafeId(sessionId, 'session');
+    assertSafeId(runId, 'run');
+    assertRecords(records);
+    if (durability !== 'none' && durability !== 'group' && durability !== 'each') {
+      throw new InvalidInputError(`fs adapter: unknown journal durability ${String(durability)}`);
+    }
+    const frame = encodeFrame(encodeJournalBatch(records));
+    return this.writerFor(sessionId, runId).append({
+      firstSequence: (records[0] as LogRecordInput).sequence,
+      lastSequence: (records.at(-1) as LogRecordInput).sequence,
+      frame,
+      durability,
+    });
+  }
+
+  async read(
+    sessionId: string,
+    runId: string,
+    afterSequence: number,
+    limit: number,
+  ): Promise<LogReadResult> {
+    assertSafeId(sessionId, 'session');
+    assertSafeId(runId, 'run');
+    const path = this.context.layout.journal(sessionId, runId).file;
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.context.fileSystem.readFile(path);
+    } catch (error) {
+      if (isNotFound(error)) return { exists: false, records: [], tornTail: false };
+      throw toBackendError(error, `read journal ${path}`);
+    }
+    const parsed = parseJournal(bytes);
+    const records: LogRecordInput[] = [];
+    for (const batch of parsed.batches) {
+      for (const record of batch.records) {
+        if (record.sequence > afterSequence && records.length < limit) records.push(record);
+      }
+    }
+    return { exists: true, records, tornTail: parsed.torn };
+  }
+
+  async list(sessionId: string): Promise<string[]> {
+    assertSafeId(sessionId, 'session');
+    const directory = this.context.layout.sessionJournals(sessionId);
+    let names: string[];
+    try {
+      names = await this.context.fileSystem.readdir(directory);
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw toBackendError(error, `list journals ${directory}`);
+    }
+    return names
+      .filter((name) => name.endsWith(JOURNAL_SUFFIX))
+      .map((name) => decodeName(name.slice(0, -JOURNAL_SUFFIX.length)))
+      .filter((id): id is string => id !== null)
+      .sort();
+  }
+
+  /** B8: removes every journal of a session, each under its lock so no append interleaves. */
+  async deleteAll(sessionId: string, durable: boolean): Promise<void> {
+    const runIds = await this.list(sessionId);
+    const { locks, fileSystem, durability, layout } = this.context;
+    for (const runId of runIds) {
+      const paths = layout.journal(sessionId, runId);
+      // This process's writer lets go of the journal; another process's is asked to (signal).
+      await this.writers.get(paths.file)?.release();
+      await locks.withLock(
+        paths.lock,
+        () => makeDirectory(fileSystem, paths.directory),
+        async () => {
+          try {
+            await fileSystem.unlink(paths.file);
+          } catch (error) {
+            if (!isNotFound(error)) throw toBackendError(error, `remove journal ${paths.file}`);
+          }
+          this.writers.get(paths.file)?.forget();
+        },
+        true,
+      );
+    }
+    const directory = layout.sessionJournals(sessionId);
+    const removed = await removeDirectoryIfEmpty(fileSystem, directory);
+    if (removed) durability.forget(directory);
+    if (!durable) {
+      durability.markDirty(removed ? dirname(directory) : directory);
+      return;
+    }
+    // The unlinks are in the directory (when it stays), its removal in the parent; a delete
+    // that was not durable may have done either before this one found nothing left to do.
+    if (!removed && (await this.exists(directory))) await durability.syncDirectory(directory);
+    await durability.syncDirectory(dirname(directory));
+  }
+
+  private async exists(path: string): Promise<boolean> {
+    try {
+      await this.context.fileSystem.stat(path);
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw toBackendError(error, `stat ${path}`);
+    }
+  }
+
+  /** Resolves once every queued append has been written and every journal let go (close). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.writers.values()].map((writer) => writer.release()));
+  }
+
+  private writerFor(sessionId: string, runId: string): JournalWriter {
+    const paths = this.context.layout.journal(sessionId, runId);
+    let writer = this.writers.get(paths.file);
+    if (writer) {
+      // Map order is recency order: the least recently used idle writers go first.
+      this.writers.delete(paths.file);
+      this.writers.set(paths.file, writer);
+      return writer;
+    }
+    writer = new JournalWriter(this.context, { sessionId, runId, paths }, this.log);
+    this.writers.set(paths.file, writer);
+    if (this.writers.size > IDLE_WRITERS_KEPT) {
+      for (const [key, candidate] of this.writers) {
+        if (this.writers.size <= IDLE_WRITERS_KEPT) break;
+        if (candidate.isIdle) this.writers.delete(key);
+      }
+    }
+    return writer;
+  }
+}
+
+function assertRecords(records: LogRecordInput[]): void {
+  if (!Array.isArray(records) || records.length === 0) {
+    throw new InvalidInputError('fs adapter: appendLog needs at least one record');
+  }
+  const first = records[0] as LogRecordInput;
+  records.forEach((record, index) => {
+    if (
+      !Number.isSafeInteger(record.sequence) ||
+      record.sequence !== first.sequence + index ||
+      record.sequence < 1 ||
+      typeof record.text !== 'string'
+    ) {
+      throw new InvalidInputError(
+        'fs adapter: appendLog records need consecutive positive sequences and a text each',
+      );
+    }
+  });
+}

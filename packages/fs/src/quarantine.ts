@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Collection, QuarantinedDocument } from '@keepsake/core';
+import { writeFileAtomic } from './atomic-write.js';
+import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
+import { isNotFound, toBackendError } from './errors.js';
+import { assertDocumentId, decodeName, encodeId } from './id-encoding.js';
+import { COLLECTIONS } from './layout.js';
+
+/**
+ * A2: a document that does not parse is moved, by rename, into its own entry under
+ * `quarantine/`, named `<quarantinedAt>~<collection>~<encoded id>~<random>`, with its base
+ * and delta files byte for byte as they were and a `quarantine.json` saying why. The move is
+ * always durable: quarantined bytes must neither vanish nor come back as the live document.
+ */
+const METADATA_FILE = 'quarantine.json';
+const ENTRY_NAME = /^(\d+)~([a-z]+)~([^~]+)~[0-9a-f]+$/;
+
+export class QuarantineStore {
+  private readonly context: AdapterContext;
+
+  constructor(context: AdapterContext) {
+    this.context = context;
+  }
+
+  async quarantine(collection: Collection, id: string, reason: string): Promise<string> {
+    assertDocumentId(collection, id);
+    const { layout, locks, fileSystem, durability } = this.context;
+    const paths = layout.document(collection, id);
+    const location = await locks.withLock(
+      paths.lock,
+      () => makeDirectory(fileSystem, paths.directory),
+      async () => {
+        const quarantinedAt = Date.now();
+        const name = `${quarantinedAt}~${collection}~${encodeId(id)}~${randomBytes(4).toString('hex')}`;
+        const entry = join(layout.quarantineDirectory, name);
+        await makeDirectory(fileSystem, entry);
+        const moved: string[] = [];
+        for (const [from, file] of [
+          [paths.base, 'document'],
+          [paths.deltas, 'deltas'],
+        ] as const) {
+          try {
+            await fileSystem.rename(from, join(entry, file));
+            moved.push(file);
+          } catch (error) {
+            if (!isNotFound(error)) throw toBackendError(error, `quarantine ${from}`);
+          }
+        }
+        const metadata = { collection, id, reason, quarantinedAt, files: moved };
+        await writeFileAtomic(
+          fileSystem,
+          join(entry, METADATA_FILE),
+          Buffer.from(`${JSON.stringify(metadata, null, 2)}\n`),
+          { durable: true },
+        );
+        // The new names first, then the removal from the document's directory.
+        await durability.syncDirectory(entry);
+        await durability.ensureLinked(entry, false);
+        await durability.syncDirectory(paths.directory);
+        return entry;
+      },
+    );
+    if (await removeDirectoryIfEmpty(fileSystem, paths.directory)) {
+      durability.forget(paths.directory);
+    }
+    return location;
+  }
+
+  async list(): Promise<QuarantinedDocument[]> {
+    const { fileSystem, layout } = this.context;
+    let names: string[];
+    try {
+      names = await fileSystem.readdir(layout.quarantineDirectory);
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw toBackendError(error, 'list quarantine');
+    }
+    const documents: QuarantinedDocument[] = [];
+    for (const name of names.sort()) {
+      const match = ENTRY_NAME.exec(name);
+      const collection = match?.[2] as Collection | undefined;
+      const id = match ? decodeName(match[3] as string) : null;
+      if (!match || id === null || !collection || !COLLECTIONS.includes(collection)) continue;
+      const location = join(layout.quarantineDirectory, name);
+      documents.push({
+        collection,
+        id,
+        location,
+        reason: await this.readReason(location),
+        quarantinedAt: Number(match[1]),
+      });
+    }
+    return documents.sort((left, right) => left.quarantinedAt - right.quarantinedAt);
+  }
+
+  private async readReason(location: string): Promise<string> {
+    try {
+      const bytes = await this.context.fileSystem.readFile(join(location, METADATA_FILE));
+      const metadata = JSON.parse(Buffer.from(bytes).toString('utf8')) as { reason?: unknown };
+      return typeof metadata.reason === 'string' ? metadata.reason : 'unknown';
+    } catch (error) {
+      // Moved, but interrupted before its metadata was written.
+      if (isNotFound(error) || error instanceof SyntaxError)
+        return 'unknown (interrupted quarantine)';
+      throw toBackendError(error, `read ${location}`);
+    }
+  }
+}

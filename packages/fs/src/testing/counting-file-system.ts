@@ -1,0 +1,61 @@
+import type { FileHandle, FileSystem } from '../file-system.js';
+
+export interface FileSystemCallCounts {
+  /** fsync(2) calls, on files and directories. */
+  sync: number;
+  /** fdatasync(2) calls. */
+  datasync: number;
+  opens: number;
+  renames: number;
+  writes: number;
+}
+
+/**
+ * A pass-through over a real filesystem layer that counts calls, so a test can assert that a
+ * non-durable write made no fsync at all (B3) or how many a durable one made.
+ */
+export function countingFileSystem(inner: FileSystem): {
+  fileSystem: FileSystem;
+  counts: FileSystemCallCounts;
+} {
+  const counts: FileSystemCallCounts = { sync: 0, datasync: 0, opens: 0, renames: 0, writes: 0 };
+  const wrap = (handle: FileHandle): FileHandle => ({
+    write: (...args) => {
+      counts.writes++;
+      return handle.write(...args);
+    },
+    read: (...args) => handle.read(...args),
+    sync: () => {
+      counts.sync++;
+      return handle.sync();
+    },
+    datasync: () => {
+      counts.datasync++;
+      return handle.datasync();
+    },
+    truncate: (length) => handle.truncate(length),
+    stat: () => handle.stat(),
+    close: () => handle.close(),
+  });
+  const fileSystem: FileSystem = {
+    open: async (path, flags) => {
+      counts.opens++;
+      return wrap(await inner.open(path, flags));
+    },
+    rename: (from, to) => {
+      counts.renames++;
+      return inner.rename(from, to);
+    },
+    unlink: (path) => inner.unlink(path),
+    mkdir: (path) => inner.mkdir(path),
+    rmdir: (path) => inner.rmdir(path),
+    readdir: (path) => inner.readdir(path),
+    readFile: (path) => inner.readFile(path),
+    stat: (path) => inner.stat(path),
+    lstat: (path) => inner.lstat(path),
+    symlink: (target, path) => inner.symlink(target, path),
+    readlink: (path) => inner.readlink(path),
+    ...(inner.bootId ? { bootId: () => inner.bootId?.() ?? Promise.resolve(null) } : {}),
+  };
+  return { fileSystem, counts };
+}

@@ -1,0 +1,15 @@
+/**
+ * Test helpers for `@keepsake/fs`. Everything here is FAULT INJECTION or instrumentation for
+ * tests; none of it belongs in a production store.
+ */
+export {
+  countingFileSystem,
+  type FileSystemCallCounts,
+} from './counting-file-system.js';
+export {
+  FaultInjectingFileSystem,
+  type FaultRule,
+  type FileSystemOperation,
+  faultInjectingFileSystem,
+} from './fault-injecting-file-system.js';
+export type { PowerLossOptions } from './strict-memory-tree.js';

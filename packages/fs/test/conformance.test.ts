@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runConformance } from '@keepsake/conformance';
+import { fsAdapter } from '../src/index.js';
+import { type FaultInjectingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
+
+// 1. The plain adapter on the real filesystem: one subdirectory per namespace of one temp
+//    directory, so a second adapter on the same namespace is a restart on the same data.
+let root = '';
+
+runConformance({
+  name: 'fs',
+  async setup() {
+    root = await mkdtemp(join(tmpdir(), 'keepsake-fs-conformance-'));
+  },
+  async teardown() {
+    await rm(root, { recursive: true, force: true });
+  },
+  async createAdapter(namespace) {
+    return fsAdapter({ directory: join(root, namespace) });
+  },
+});
+
+// 2. The same adapter over the FAULT-INJECTING filesystem: one simulated disk per namespace,
+//    and `simulateCrash` is a power loss that drops every unsynced byte and directory entry.
+//    The restart tests then prove that nothing fsynced is lost and nothing unsynced corrupts.
+const disks = new Map<string, FaultInjectingFileSystem>();
+
+runConformance({
+  name: 'fs (power-loss simulation)',
+  async teardown() {
+    disks.clear();
+  },
+  async createAdapter(namespace) {
+    let disk = disks.get(namespace);
+    if (!disk) {
+      disk = faultInjectingFileSystem();
+      disks.set(namespace, disk);
+    }
+    return fsAdapter({ directory: '/keepsake', fileSystem: disk });
+  },
+  async simulateCrash(namespace) {
+    disks.get(namespace)?.simulatePowerLoss({ tornTails: true });
+  },
+});

@@ -1,0 +1,105 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InvalidInputError } from '@keepsake/core';
+import { describe, expect, it } from 'vitest';
+import { fsAdapter } from '../src/index.js';
+import { faultInjectingFileSystem } from '../src/testing/index.js';
+import { full, openAdapter, openSimulated, summary } from './helpers.js';
+
+async function listAll(adapter: Awaited<ReturnType<typeof openAdapter>>, limit: number) {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await adapter.listIndex({ cursor, limit });
+    if (page.status !== 'ok') throw new Error(`index ${page.status}`);
+    ids.push(...page.entries.map((entry) => (entry as { id: string }).id));
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return ids;
+}
+
+describe('session index', () => {
+  it('B7: a fresh store starts with an empty index; entries come newest first, then by id', async () => {
+    const adapter = await openAdapter();
+    expect(await adapter.listIndex({ cursor: null, limit: 10 })).toEqual({
+      status: 'ok',
+      entries: [],
+      nextCursor: null,
+    });
+    await adapter.putIndexEntry(summary('b', 10), { durable: false });
+    await adapter.putIndexEntry(summary('a', 10), { durable: true });
+    await adapter.putIndexEntry(summary('c', 30), { durable: false });
+    await adapter.putIndexEntry(summary('d', 20), { durable: false });
+    await adapter.putIndexEntry(summary('d', 5, 'moved'), { durable: false });
+    await adapter.deleteIndexEntry('c', { durable: false });
+    expect(await listAll(adapter, 10)).toEqual(['a', 'b', 'd']);
+    expect(await listAll(adapter, 1)).toEqual(['a', 'b', 'd']);
+    const page = await adapter.listIndex({ cursor: null, limit: 10 });
+    expect(page).toMatchObject({ status: 'ok', entries: [{}, {}, { id: 'd', title: 'moved' }] });
+    await expect(adapter.listIndex({ cursor: 'not-a-cursor', limit: 1 })).rejects.toSatisfy(
+      InvalidInputError.isInstance,
+    );
+  });
+
+  it('B7: a page cursor stays correct when entries change between pages', async () => {
+    const adapter = await openAdapter();
+    for (let index = 0; index < 6; index++) {
+      await adapter.putIndexEntry(summary(`s${index}`, 100 - index), { durable: false });
+    }
+    const first = await adapter.listIndex({ cursor: null, limit: 3 });
+    if (first.status !== 'ok') throw new Error('index not ok');
+    await adapter.deleteIndexEntry('s1', { durable: false });
+    await adapter.putIndexEntry(summary('new', 1000), { durable: false });
+    const second = await adapter.listIndex({ cursor: first.nextCursor, limit: 10 });
+    expect(second).toMatchObject({ status: 'ok', nextCursor: null });
+    if (second.status !== 'ok') throw new Error('index not ok');
+    expect(second.entries.map((entry) => (entry as { id: string }).id)).toEqual(['s3', 's4', 's5']);
+  });
+
+  it('B7: many puts compact the index and keep every entry', async () => {
+    const { adapter, disk } = await openSimulated();
+    for (let index = 0; index < 300; index++) {
+      await adapter.putIndexEntry(summary(`s${index % 150}`, index), { durable: false });
+    }
+    const page = await adapter.listIndex({ cursor: null, limit: 1000 });
+    if (page.status !== 'ok') throw new Error('index not ok');
+    expect(page.entries).toHaveLength(150);
+    expect((page.entries[0] as { updatedAt: number }).updatedAt).toBe(299);
+    const deltas = disk.peek('/store/index/deltas')?.length ?? 0;
+    expect(deltas).toBeLessThan(100 * 200);
+  });
+
+  it('B7: an index that is missing is reported missing, and puts do not turn it into a partial one', async () => {
+    const disk = faultInjectingFileSystem();
+    const { adapter } = await openSimulated(disk);
+    await adapter.putDocument('sessions', 'a', full(1, '{}'), {
+      expectedRevision: null,
+      durable: true,
+    });
+    await adapter.putIndexEntry(summary('a', 1), { durable: true });
+    await disk.unlink('/store/index/document');
+    await disk.unlink('/store/index/deltas');
+    const restarted = fsAdapter({ directory: '/store', fileSystem: disk });
+    await restarted.open();
+    expect(await restarted.listIndex({ cursor: null, limit: 10 })).toEqual({ status: 'missing' });
+    await restarted.putIndexEntry(summary('b', 2), { durable: true });
+    expect(await restarted.listIndex({ cursor: null, limit: 10 })).toEqual({ status: 'missing' });
+    await restarted.replaceIndex([summary('a', 1), summary('b', 2)], { durable: true });
+    expect(await restarted.listIndex({ cursor: null, limit: 10 })).toMatchObject({
+      status: 'ok',
+      entries: [{ id: 'b' }, { id: 'a' }],
+    });
+    await restarted.close();
+  });
+
+  it('B7: an index that does not read back is reported corrupt', async () => {
+    const adapter = await openAdapter();
+    await adapter.putIndexEntry(summary('a', 1), { durable: false });
+    await writeFile(join(adapter.directory, 'index', 'document'), 'garbage');
+    expect(await adapter.listIndex({ cursor: null, limit: 10 })).toMatchObject({
+      status: 'corrupt',
+    });
+    await adapter.replaceIndex([summary('a', 1)], { durable: false });
+    expect(await adapter.listIndex({ cursor: null, limit: 10 })).toMatchObject({ status: 'ok' });
+  });
+});
