@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { parseCliOptions } from './cli-options.js';
+
+describe('parseCliOptions', () => {
+  it('runs everything in full mode into results/ by default', () => {
+    const options = parseCliOptions([]);
+    expect(options.mode).toBe('full');
+    expect(options.only).toEqual([]);
+    expect(options.outputDirectory).toMatch(/bench\/results$/);
+    expect(options.scratchDirectory).toMatch(/bench\/\.tmp$/);
+  });
+
+  it('writes a quick run beside the committed report, not over it', () => {
+    const options = parseCliOptions(['--quick']);
+    expect(options.mode).toBe('quick');
+    expect(options.outputDirectory).toMatch(/bench\/results\/quick$/);
+  });
+
+  it('accepts the `--` that `pnpm run bench -- --quick` passes through', () => {
+    expect(parseCliOptions(['--', '--quick']).mode).toBe('quick');
+  });
+
+  it('splits --only lists and repeats', () => {
+    expect(parseCliOptions(['--only', 'journal,flush', '--only', 'memory']).only).toEqual([
+      'journal',
+      'flush',
+      'memory',
+    ]);
+  });
+
+  it('refuses an unknown option rather than ignoring it', () => {
+    expect(() => parseCliOptions(['--quik'])).toThrow(/--quik/);
+  });
+});

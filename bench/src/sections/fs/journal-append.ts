@@ -1,0 +1,210 @@
+import { join } from 'node:path';
+import type { RunHandle, SessionStore } from '@keepsake/core';
+import { GroupCommitLog, SyncEachLog } from '../../baselines/append-logs.js';
+import { type Contender, measureSideBySide, perSecond } from '../../harness/measure.js';
+import type { CaseResult, Metric, SectionResult } from '../../harness/results.js';
+import { flushPageCache } from '../../harness/workspace.js';
+import { describeMeasurements } from '../../report/format.js';
+import { text } from '../../workload/messages.js';
+import type { Section, SectionContext } from '../section.js';
+import { trialsPerCase } from '../section.js';
+import { KEEPSAKE_FS, openFsStore } from './keepsake-fs.js';
+
+export const GROUP_COMMIT_LOOP = 'raw group-commit loop';
+export const FDATASYNC_PER_APPEND = 'one fdatasync per append';
+
+const CONTENDERS = 3;
+const THROUGHPUT: Metric = { unit: 'appends/s', higherIsBetter: true, format: 'rate' };
+/** Bytes of a journal record around the token text (ids, sequence, type, timestamp). */
+const RECORD_OVERHEAD = 150;
+
+/**
+ * Journal appends, every one durable before it resolves, from concurrent streams (each
+ * stream appends, waits, appends again, as a token stream that must not lose output does).
+ */
+export const journalAppendSection: Section = {
+  id: 'fs-journal-append',
+  title: 'fs: durable journal appends from concurrent streams',
+  backend: 'fs',
+  plannedTrials: (config) => config.journal.streams.length * trialsPerCase(config, CONTENDERS),
+  unavailableReason: () => null,
+  run,
+};
+
+function appendsPerStream(context: SectionContext, streams: number): number {
+  const { appendsPerTrial, minimumPerStream } = context.config.journal;
+  return Math.max(minimumPerStream, Math.ceil(appendsPerTrial / streams));
+}
+
+async function run(context: SectionContext): Promise<SectionResult> {
+  const { config, progress } = context;
+  const cases: CaseResult[] = [];
+  for (const streams of config.journal.streams) {
+    const label = `${streams} stream${streams === 1 ? '' : 's'}`;
+    progress.beginCase(label);
+    const perStream = appendsPerStream(context, streams);
+    const keepsake = await keepsakeStreams(context, streams, perStream);
+    const groupCommit = await groupCommitStreams(context, streams, perStream);
+    const syncEach = await syncEachStreams(context, streams, perStream);
+    try {
+      const measurements = await measureSideBySide(
+        [keepsake.contender, groupCommit.contender, syncEach.contender],
+        config.rounds,
+        (event) => progress.trial(event),
+      );
+      cases.push({ key: String(streams), label, x: streams, measurements });
+      progress.keep(`  ${label}: ${describeMeasurements(THROUGHPUT, measurements)}`);
+    } finally {
+      await keepsake.close();
+      await groupCommit.close();
+      await syncEach.close();
+    }
+  }
+  const eventBytes = config.journal.eventBytes;
+  return {
+    id: journalAppendSection.id,
+    title: journalAppendSection.title,
+    summary:
+      `N concurrent streams each append ${eventBytes.toLocaleString('en-US')}-byte events ` +
+      'one after another, waiting for each append to be durable before the next. Keepsake: ' +
+      "`run.append({ type: 'token', … })` on a run per stream, `journal.durability: 'group'`. " +
+      'Raw group-commit loop: every stream appends to one shared log file; what queues while ' +
+      'a flush runs is written with one write and made durable with one fdatasync. One ' +
+      'fdatasync per append: each stream appends to its own file and fdatasyncs every record.',
+    tables: [
+      {
+        id: 'throughput',
+        title: 'Durable appends per second by concurrent streams',
+        metric: THROUGHPUT,
+        subject: KEEPSAKE_FS,
+        caseHeader: 'streams',
+        cases,
+        chart: {
+          file: 'journal-throughput.svg',
+          title: 'Durable journal appends: appends/s vs concurrent streams',
+          xTitle: 'concurrent streams',
+        },
+      },
+    ],
+    notes: [
+      `Appends per trial: ${config.journal.streams.map((streams) => `${streams} × ${appendsPerStream(context, streams)}`).join(', ')} (streams × appends each).`,
+      'With one stream nothing can share an fdatasync, so all three contenders are bound by the disk alike; group commit pays off from 16 streams up.',
+      "Keepsake's runs are started, and each journal created, before the clock starts.",
+      "Node's file calls run on libuv's thread pool (4 threads by default, as in production), " +
+        'so at most 4 fdatasync calls are in flight at once whatever the number of streams.',
+    ],
+  };
+}
+
+interface Streams {
+  readonly contender: Contender;
+  close(): Promise<void>;
+}
+
+/** Runs `perStream` sequential appends on every stream at once; returns appends/s. */
+async function drive(
+  streams: number,
+  perStream: number,
+  append: (stream: number, index: number) => Promise<unknown>,
+): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: streams }, async (_, stream) => {
+      for (let index = 0; index < perStream; index++) await append(stream, index);
+    }),
+  );
+  return perSecond(streams * perStream, performance.now() - started);
+}
+
+async function keepsakeStreams(
+  context: SectionContext,
+  streams: number,
+  perStream: number,
+): Promise<Streams> {
+  const directory = await context.workspace.directory('journal-keepsake');
+  const store: SessionStore = openFsStore(directory, { journal: { durability: 'group' } });
+  const tokenText = text(context.config.journal.eventBytes - RECORD_OVERHEAD, streams);
+  const runs: RunHandle[] = [];
+  context.progress.status(`starting ${streams} Keepsake runs`);
+  for (let stream = 0; stream < streams; stream++) {
+    const session = await store.create({ title: `stream ${stream}` });
+    const run = await store.beginRun(session.id, {
+      userMessage: { role: 'user', content: 'Tell me a long story.' },
+    });
+    await run.append({ type: 'token', data: { text: tokenText } });
+    runs.push(run);
+  }
+  await flushPageCache(directory);
+  return {
+    contender: {
+      name: KEEPSAKE_FS,
+      trial: () =>
+        drive(streams, perStream, (stream) =>
+          (runs[stream] as RunHandle).append({ type: 'token', data: { text: tokenText } }),
+        ),
+    },
+    async close() {
+      await store.close();
+      await context.workspace.remove(directory);
+    },
+  };
+}
+
+/** A JSON line of exactly `bytes` bytes, the raw contenders' record. */
+function rawRecord(bytes: number, stream: number): Buffer {
+  const head = JSON.stringify({ stream, type: 'token', text: '' });
+  const padding = text(bytes - head.length - 1, stream);
+  return Buffer.from(`${JSON.stringify({ stream, type: 'token', text: padding })}\n`);
+}
+
+async function groupCommitStreams(
+  context: SectionContext,
+  streams: number,
+  perStream: number,
+): Promise<Streams> {
+  const directory = await context.workspace.directory('journal-group-commit');
+  const log = await GroupCommitLog.open(join(directory, 'shared.log'));
+  const records = Array.from({ length: streams }, (_, stream) =>
+    rawRecord(context.config.journal.eventBytes, stream),
+  );
+  return {
+    contender: {
+      name: GROUP_COMMIT_LOOP,
+      trial: () => drive(streams, perStream, (stream) => log.append(records[stream] as Buffer)),
+    },
+    async close() {
+      await log.close();
+      await context.workspace.remove(directory);
+    },
+  };
+}
+
+async function syncEachStreams(
+  context: SectionContext,
+  streams: number,
+  perStream: number,
+): Promise<Streams> {
+  const directory = await context.workspace.directory('journal-sync-each');
+  const logs = await Promise.all(
+    Array.from({ length: streams }, (_, stream) =>
+      SyncEachLog.open(join(directory, `stream-${stream}.log`)),
+    ),
+  );
+  const records = Array.from({ length: streams }, (_, stream) =>
+    rawRecord(context.config.journal.eventBytes, stream),
+  );
+  await flushPageCache(directory);
+  return {
+    contender: {
+      name: FDATASYNC_PER_APPEND,
+      trial: () =>
+        drive(streams, perStream, (stream) =>
+          (logs[stream] as SyncEachLog).append(records[stream] as Buffer),
+        ),
+    },
+    async close() {
+      await Promise.all(logs.map((log) => log.close()));
+      await context.workspace.remove(directory);
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { durableSaveSection } from './fs/durable-save.js';
+import { flushAllSection } from './fs/flush-all.js';
+import { journalAppendSection } from './fs/journal-append.js';
+import { memorySection } from './fs/memory.js';
+import { recoverySection } from './fs/recovery.js';
+import type { Section } from './section.js';
+
+/**
+ * Every section, in report order. Redis and S3 sections go in `sections/redis/` and
+ * `sections/s3/` with their own baselines (raw client calls against the same server) and a
+ * `unavailableReason` that names the environment variable pointing at a server.
+ */
+export const sections: readonly Section[] = [
+  durableSaveSection,
+  journalAppendSection,
+  flushAllSection,
+  recoverySection,
+  memorySection,
+];
