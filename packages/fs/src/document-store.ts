@@ -14,6 +14,7 @@ import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './co
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { assertDocumentId, decodeName } from './id-encoding.js';
+import type { CachedInspection } from './segmented-file.js';
 
 /**
  * Documents of the `sessions`, `revisions` and `lifecycle` collections: one directory per
@@ -57,16 +58,21 @@ export class DocumentStore {
     const { segments, locks, fileSystem } = this.context;
     const paths = this.context.layout.document(collection, id);
     let wrote = false;
-    const result = await locks.withLock(
+    // The lock is leased: a session saved again and again keeps it (and what it knows of the
+    // files) between saves, instead of creating and unlinking a lock file per save.
+    const result = await locks.withLeasedLock(
       paths.lock,
       () => makeDirectory(fileSystem, paths.directory),
-      async (): Promise<PutResult> => {
-        const inspection = await segments.inspect(paths);
+      async (held): Promise<PutResult> => {
+        const cached = await segments.inspectCached(paths, held.cache as CachedInspection | null);
+        held.cache = cached;
+        const inspection = cached.inspection;
         if (inspection.revision !== options.expectedRevision) {
           return { ok: false, currentRevision: inspection.revision };
         }
+        held.cache = null;
         if (write.kind === 'full') {
-          await segments.writeBase(paths, write.revision, write.text, options.durable);
+          held.cache = await segments.writeBase(paths, write.revision, write.text, options.durable);
         } else {
           // A delta extends a readable base; there is none (missing or corrupt) to extend.
           if (inspection.base === null || inspection.revision === null) {
@@ -78,20 +84,25 @@ export class DocumentStore {
               `fs adapter: delta revision ${write.revision} of ${collection}/${id} is below the stored ${inspection.revision}`,
             );
           }
-          await segments.appendDelta(
+          const deltas = [{ revision: write.revision, text: write.text }];
+          const next = await segments.appendDelta(
             paths,
             inspection,
-            write.revision,
-            write.text,
+            deltas,
             options.durable,
+            cached.deltasInode,
           );
+          held.cache = { ...cached, inspection: next };
         }
         wrote = true;
         return { ok: true };
       },
     );
     // A conditional write refused on a missing document leaves no empty directory behind.
-    if (!wrote && !result.ok && result.currentRevision === null) await this.prune(paths.directory);
+    if (!wrote && !result.ok && result.currentRevision === null) {
+      await locks.releaseLease(paths.lock);
+      await this.prune(paths.directory);
+    }
     return result;
   }
 
@@ -113,6 +124,7 @@ export class DocumentStore {
         else if (options.durable) await this.context.durability.syncDirectory(paths.directory);
         return { ok: true };
       },
+      true,
     );
     await this.prune(paths.directory);
     // The directory's removal (or an earlier one the lock above re-created) is in the parent.

@@ -110,6 +110,14 @@ export class Durability {
     if (file !== undefined) files.add(file);
   }
 
+  /**
+   * A durable write left every file of `directory` and its entries durable (a document's
+   * directory holds only its base and its deltas): `sync()` owes it nothing any more.
+   */
+  markClean(directory: string): void {
+    this.dirty.delete(directory);
+  }
+
   /** C1: fsyncs every file and directory changed without durability, `concurrency` at a time. */
   async syncDirty(concurrency: number): Promise<void> {
     const entries = [...this.dirty.entries()];

@@ -52,6 +52,27 @@ export interface Lease {
   wanted(): Promise<boolean>;
   release(): Promise<void>;
 }
+/** A held lock a writer keeps between writes (see `withLeasedLock`). */
+export interface HeldLock {
+  /** What the writer knows of the locked files; valid only while the lock stays held. */
+  cache: unknown;
+}
+
+interface LeaseState extends HeldLock {
+  readonly owner: LockOwner;
+  readonly since: number;
+  checkedAt: number;
+  busy: boolean;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+/** How long an idle leased lock is kept. */
+const LEASE_IDLE_MS = 20;
+/** How often a busy leased lock looks for a wait mark: about the longest another writer waits. */
+const LEASE_WAIT_CHECK_MS = 50;
+/** A leased lock is let go at least this often (and every `lockStaleMs / 4`), so it never looks stale to another host. */
+const LEASE_MAX_HOLD_MS = 5_000;
+
 const heldTokens = new Set<string>();
 const processQueues = new WeakMap<FileSystem, Map<string, Promise<void>>>();
 export const thisHost = hostname();
@@ -63,6 +84,10 @@ export class FileLocks {
   private useFiles = false;
   /** This machine's boot id, read once: it cannot change while this process lives. */
   private bootId: Promise<string | null> | null = null;
+  /** Leased locks this instance holds between writes, by lock path. */
+  private readonly leases = new Map<string, LeaseState>();
+  /** Releases of leased locks in flight: a new acquire of the path waits for them. */
+  private readonly releasing = new Map<string, Promise<void>>();
 
   constructor(fileSystem: FileSystem, options: LockOptions) {
     this.fileSystem = fileSystem;
@@ -81,6 +106,7 @@ export class FileLocks {
     signal = false,
   ): Promise<T> {
     return this.serialize(lockPath, async () => {
+      await this.dropLease(lockPath);
       const owner = await this.acquire(lockPath, createDirectory, signal);
       try {
         return await action();
@@ -88,6 +114,107 @@ export class FileLocks {
         await this.release(lockPath, owner);
       }
     });
+  }
+
+  /**
+   * Like `withLock`, but the lock is kept after `action` (a lease), so a document written
+   * again and again costs no lock file create and unlink per write (each unlink waits for the
+   * filesystem's journal). `action` gets the held lock with a `cache` slot that survives only
+   * while the lock stays held: what it knows of the locked files. The lock is let go after
+   * LEASE_IDLE_MS without a write, when another writer leaves a wait mark (checked at most
+   * every LEASE_WAIT_CHECK_MS), at least every LEASE_MAX_HOLD_MS, when `action` fails, and on
+   * `dropAllLeases()`.
+   */
+  async withLeasedLock<T>(
+    lockPath: string,
+    createDirectory: () => Promise<void>,
+    action: (held: HeldLock) => Promise<T>,
+  ): Promise<T> {
+    return this.serialize(lockPath, async () => {
+      let lease = this.leases.get(lockPath);
+      if (lease !== undefined) {
+        if (lease.timer !== null) clearTimeout(lease.timer);
+        lease.timer = null;
+        const now = Date.now();
+        // Well inside `lockStaleMs`, so another host never judges a busy lease stale.
+        const maxHoldMs = Math.min(LEASE_MAX_HOLD_MS, this.options.staleMs / 4);
+        let letGo = now - lease.since > maxHoldMs;
+        if (!letGo && now - lease.checkedAt > LEASE_WAIT_CHECK_MS) {
+          lease.checkedAt = now;
+          letGo = await this.isWanted(lockPath);
+        }
+        if (letGo) {
+          await this.dropLease(lockPath);
+          lease = undefined;
+        }
+      }
+      if (lease === undefined) {
+        await this.releasing.get(lockPath)?.catch(() => undefined);
+        const owner = await this.acquire(lockPath, createDirectory, true);
+        const now = Date.now();
+        lease = { owner, cache: null, since: now, checkedAt: now, busy: false, timer: null };
+        this.leases.set(lockPath, lease);
+      }
+      lease.busy = true;
+      let failed = true;
+      try {
+        const result = await action(lease);
+        failed = false;
+        return result;
+      } finally {
+        lease.busy = false;
+        if (failed) await this.dropLease(lockPath).catch(() => undefined);
+        else this.armIdleTimer(lockPath, lease);
+      }
+    });
+  }
+
+  /** Lets go of a leased lock now (a writer that must leave no lock file behind). */
+  async releaseLease(lockPath: string): Promise<void> {
+    if (!this.leases.has(lockPath)) return;
+    await this.serialize(lockPath, () => this.dropLease(lockPath));
+  }
+
+  /** Lets go of every leased lock (close). */
+  async dropAllLeases(): Promise<void> {
+    await Promise.all([...this.leases.keys()].map((lockPath) => this.releaseLease(lockPath)));
+    await Promise.all(this.releasing.values());
+  }
+
+  private armIdleTimer(lockPath: string, lease: LeaseState): void {
+    lease.timer = setTimeout(() => {
+      lease.timer = null;
+      // A write in progress re-arms the timer when it ends; a newer lease is not this one.
+      if (lease.busy || this.leases.get(lockPath) !== lease) return;
+      void this.dropLease(lockPath).catch(() => undefined);
+    }, LEASE_IDLE_MS);
+    lease.timer.unref?.();
+  }
+
+  /** Releases the leased lock of `lockPath`, if any; a later acquire waits for the unlink. */
+  private async dropLease(lockPath: string): Promise<void> {
+    const lease = this.leases.get(lockPath);
+    if (lease !== undefined) {
+      this.leases.delete(lockPath);
+      if (lease.timer !== null) clearTimeout(lease.timer);
+      lease.timer = null;
+      lease.cache = null;
+      const releasing = this.release(lockPath, lease.owner).finally(() => {
+        if (this.releasing.get(lockPath) === releasing) this.releasing.delete(lockPath);
+      });
+      this.releasing.set(lockPath, releasing);
+    }
+    await this.releasing.get(lockPath);
+  }
+
+  private async isWanted(lockPath: string): Promise<boolean> {
+    try {
+      await this.fileSystem.lstat(`${lockPath}${WAIT_SUFFIX}`);
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw toBackendError(error, `check lock ${lockPath}`);
+    }
   }
 
   /**

@@ -162,6 +162,7 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
       if (closed) return;
       closed = true;
       await journals.drain();
+      await backendCall('close', () => context.locks.dropAllLeases());
       await backendCall('close', () => groupCommitLog.close());
     },
   };

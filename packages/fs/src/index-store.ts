@@ -3,6 +3,8 @@ import { InvalidInputError } from '@keepsake/core';
 import { type AdapterContext, makeDirectory } from './context.js';
 import { decodeIndexCursor, encodeCursor } from './cursor.js';
 import { isNotFound, toBackendError } from './errors.js';
+import type { HeldLock } from './file-lock.js';
+import type { CachedInspection } from './segmented-file.js';
 
 /**
  * B7: the session index as a base (a JSON array of summaries) plus deltas (`{"put": …}`,
@@ -23,8 +25,20 @@ interface IndexEntry {
   readonly updatedAt: number;
 }
 
+interface QueuedUpdate {
+  readonly operation: IndexOperation;
+  readonly durable: boolean;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Most index updates one group commit writes. */
+const MAX_BATCH = 256;
+
 export class IndexStore {
   private readonly context: AdapterContext;
+  private queue: QueuedUpdate[] = [];
+  private running: Promise<void> | null = null;
 
   constructor(context: AdapterContext) {
     this.context = context;
@@ -43,7 +57,8 @@ export class IndexStore {
       sessionNames = [];
     }
     if (sessionNames.length > 0) return;
-    await this.withLock(async () => {
+    await this.withLock(async (held) => {
+      held.cache = null;
       const inspection = await segments.inspect(paths);
       if (inspection.base === null && inspection.corrupt === null) {
         await segments.writeBase(paths, 1, '[]', false, { entries: 0 });
@@ -76,7 +91,10 @@ export class IndexStore {
       byId.set(summary.id, summary);
     }
     const { segments, layout } = this.context;
-    await this.withLock(async () => {
+    // Updates asked for before the rebuild are applied before it, as they were asked.
+    while (this.running) await this.running;
+    await this.withLock(async (held) => {
+      held.cache = null;
       const inspection = await segments.inspect(layout.index);
       const revision = (inspection.revision ?? 0) + 1;
       const entries = [...byId.values()];
@@ -119,35 +137,92 @@ export class IndexStore {
     };
   }
 
-  private async apply(operation: IndexOperation, durable: boolean): Promise<void> {
+  /**
+   * Index updates are group-committed: the updates that arrive while one batch is written
+   * form the next batch, written as one append (one write, one fdatasync when any of them is
+   * durable) under one hold of the lock, so concurrent saves and `flushAll` share flushes.
+   * Each update resolves only once its batch is written (durably, when it asked to be).
+   */
+  private apply(operation: IndexOperation, durable: boolean): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ operation, durable, resolve, reject });
+      this.running ??= this.pump().finally(() => {
+        this.running = null;
+      });
+    });
+  }
+
+  private async pump(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        await this.applyBatch(
+          batch.map((update) => update.operation),
+          batch.some((update) => update.durable),
+        );
+        for (const update of batch) update.resolve();
+      } catch (error) {
+        for (const update of batch) update.reject(error);
+      }
+    }
+  }
+
+  private async applyBatch(operations: IndexOperation[], durable: boolean): Promise<void> {
     const { segments, layout } = this.context;
     const paths = layout.index;
-    await this.withLock(async () => {
-      const inspection = await segments.inspect(paths);
+    await this.withLock(async (held) => {
+      const cached = await segments.inspectCached(paths, held.cache as CachedInspection | null);
+      held.cache = cached;
+      const inspection = cached.inspection;
       if (inspection.base === null || inspection.revision === null) return;
       const entries = Number(inspection.base.header.entries ?? 0);
       const threshold = Math.max(MIN_DELTAS_BEFORE_COMPACTION, Math.floor(entries / 2));
-      const revision = inspection.revision + 1;
-      if (inspection.deltaCount < threshold) {
-        await segments.appendDelta(paths, inspection, revision, JSON.stringify(operation), durable);
+      const first = inspection.revision + 1;
+      const texts = operations.map((operation) => JSON.stringify(operation));
+      held.cache = null;
+      if (inspection.deltaCount + texts.length <= threshold) {
+        const deltas = texts.map((text, index) => ({ revision: first + index, text }));
+        const next = await segments.appendDelta(
+          paths,
+          inspection,
+          deltas,
+          durable,
+          cached.deltasInode,
+        );
+        held.cache = { ...cached, inspection: next };
         return;
       }
       const snapshot = await segments.read(paths);
       if (snapshot.base.status !== 'ok') return;
-      const texts = [...snapshot.deltas.map((delta) => delta.text), JSON.stringify(operation)];
-      const folded = fold(snapshot.base.text, texts);
+      const folded = fold(snapshot.base.text, [
+        ...snapshot.deltas.map((delta) => delta.text),
+        ...texts,
+      ]);
       if (typeof folded === 'string') return;
       const compacted = [...folded.values()];
-      await segments.writeBase(paths, revision, JSON.stringify(compacted), durable, {
+      const revision = first + texts.length - 1;
+      held.cache = await segments.writeBase(paths, revision, JSON.stringify(compacted), durable, {
         entries: compacted.length,
       });
     });
   }
 
-  private withLock(action: () => Promise<void>): Promise<void> {
+  /** Under the index's lock, leased: a busy store keeps it between updates. */
+  private withLock(action: (held: HeldLock) => Promise<void>): Promise<void> {
     const { locks, layout, fileSystem } = this.context;
     const paths = layout.index;
-    return locks.withLock(paths.lock, () => makeDirectory(fileSystem, paths.directory), action);
+    return locks.withLeasedLock(
+      paths.lock,
+      () => makeDirectory(fileSystem, paths.directory),
+      async (held) => {
+        try {
+          await action(held);
+        } catch (error) {
+          held.cache = null;
+          throw error;
+        }
+      },
+    );
   }
 }
 

@@ -99,7 +99,7 @@ export class JournalStore {
     for (const runId of runIds) {
       const paths = layout.journal(sessionId, runId);
       // This process's writer lets go of the journal; another process's is asked to (signal).
-      await this.writers.get(paths.file)?.release();
+      await this.writers.get(writerKey(sessionId, runId))?.release();
       await locks.withLock(
         paths.lock,
         () => makeDirectory(fileSystem, paths.directory),
@@ -109,7 +109,7 @@ export class JournalStore {
           } catch (error) {
             if (!isNotFound(error)) throw toBackendError(error, `remove journal ${paths.file}`);
           }
-          this.writers.get(paths.file)?.forget();
+          this.writers.get(writerKey(sessionId, runId))?.forget();
         },
         true,
       );
@@ -143,16 +143,18 @@ export class JournalStore {
   }
 
   private writerFor(sessionId: string, runId: string): JournalWriter {
-    const paths = this.context.layout.journal(sessionId, runId);
-    let writer = this.writers.get(paths.file);
+    // Keyed by the ids (which never hold a `/`), so a streamed event computes no paths.
+    const key = writerKey(sessionId, runId);
+    let writer = this.writers.get(key);
     if (writer) {
       // Map order is recency order: the least recently used idle writers go first.
-      this.writers.delete(paths.file);
-      this.writers.set(paths.file, writer);
+      this.writers.delete(key);
+      this.writers.set(key, writer);
       return writer;
     }
+    const paths = this.context.layout.journal(sessionId, runId);
     writer = new JournalWriter(this.context, { sessionId, runId, paths }, this.log);
-    this.writers.set(paths.file, writer);
+    this.writers.set(key, writer);
     if (this.writers.size > IDLE_WRITERS_KEPT) {
       for (const [key, candidate] of this.writers) {
         if (this.writers.size <= IDLE_WRITERS_KEPT) break;
@@ -161,6 +163,10 @@ export class JournalStore {
     }
     return writer;
   }
+}
+
+function writerKey(sessionId: string, runId: string): string {
+  return `${sessionId}/${runId}`;
 }
 
 function assertRecords(records: LogRecordInput[]): void {

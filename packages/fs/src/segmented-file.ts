@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from './atomic-write.js';
 import type { Durability } from './durability.js';
 import { isNotFound, toBackendError } from './errors.js';
-import { type FileSystem, readAt, writeAll } from './file-system.js';
+import { type FileStats, type FileSystem, readAt, writeAll } from './file-system.js';
 import { checksum, decodeFrames, encodeFrame, FRAME_HEADER_BYTES } from './framing.js';
 import type { SegmentPaths } from './layout.js';
 import { type Delta, decodeDelta, encodeDelta, NONCE_BYTES } from './records.js';
@@ -56,6 +56,24 @@ export interface Inspection {
     readonly torn: boolean;
     readonly fresh: boolean;
   } | null;
+}
+
+/**
+ * An inspection kept while the lock stays leased, with the base's identity (inode, size,
+ * mtime) when it was taken: the next write under the same lease checks it with two `stat`s
+ * instead of reading the header and the deltas again. Nothing else writes the files while
+ * the lock is held; the check catches files changed by hand (or by a crash test) anyway.
+ */
+export interface CachedInspection {
+  readonly inspection: Inspection;
+  readonly baseIdentity: string;
+  /** The delta file's inode when last checked under this lock (null: none, or not known). */
+  readonly deltasInode: number | null;
+}
+
+export interface DeltaWrite {
+  readonly revision: number;
+  readonly text: string;
 }
 
 const HEADER_PROBE_BYTES = 4096;
@@ -118,7 +136,7 @@ export class SegmentedFiles {
     text: string,
     durable: boolean,
     extra: Record<string, number> = {},
-  ): Promise<void> {
+  ): Promise<CachedInspection> {
     const body = Buffer.from(text, 'utf8');
     const nonce = randomBytes(NONCE_BYTES).toString('hex');
     const header: BaseHeader = {
@@ -137,37 +155,91 @@ export class SegmentedFiles {
       await this.durability.syncDirectory(paths.directory);
       await this.durability.ensureLinked(paths.directory, paths.stableDirectory);
       this.durableBases.set(paths.base, nonce);
+      this.durability.markClean(paths.directory);
     } else {
       this.durableBases.delete(paths.base);
       this.durability.markDirty(paths.directory, paths.base);
     }
+    const inspection: Inspection = {
+      base: { revision, nonce, header },
+      corrupt: null,
+      revision,
+      deltaCount: 0,
+      deltaFile: null,
+    };
+    const baseIdentity = identityOf(await this.statOptional(paths.base));
+    return { inspection, baseIdentity, deltasInode: null };
   }
 
-  /** Appends one delta to the current base; `inspection` comes from `inspect` under the same lock. */
+  /**
+   * `inspect`, or the inspection a leased lock kept when both files still are what it
+   * describes: the base the same file (inode, size, mtime), the deltas the length it knew.
+   */
+  async inspectCached(
+    paths: SegmentPaths,
+    cached: CachedInspection | null,
+  ): Promise<CachedInspection> {
+    if (cached !== null) {
+      const [base, deltas] = await Promise.all([
+        this.statOptional(paths.base),
+        this.statOptional(paths.deltas),
+      ]);
+      const file = cached.inspection.deltaFile;
+      const deltasMatch =
+        file === null ? deltas === null : deltas !== null && deltas.size === file.validLength;
+      if (deltasMatch && !file?.torn && identityOf(base) === cached.baseIdentity) {
+        return { ...cached, deltasInode: deltas?.ino ?? null };
+      }
+    }
+    const [inspection, base, deltas] = await Promise.all([
+      this.inspect(paths),
+      this.statOptional(paths.base),
+      this.statOptional(paths.deltas),
+    ]);
+    return { inspection, baseIdentity: identityOf(base), deltasInode: deltas?.ino ?? null };
+  }
+
+  /**
+   * Appends deltas to the current base with one write (and one fdatasync when durable);
+   * `inspection` comes from `inspect` under the same lock, `deltasInode` too when known.
+   * Returns the inspection after it.
+   */
   async appendDelta(
     paths: SegmentPaths,
     inspection: Inspection,
-    revision: number,
-    text: string,
+    deltas: ReadonlyArray<DeltaWrite>,
     durable: boolean,
-  ): Promise<void> {
+    deltasInode: number | null = null,
+  ): Promise<Inspection> {
     const base = inspection.base;
-    if (base === null) throw new Error('appendDelta needs an existing base');
-    const frame = encodeFrame(encodeDelta(base.nonce, revision, text));
+    const last = deltas.at(-1);
+    if (base === null || last === undefined)
+      throw new Error('appendDelta needs a base and a delta');
+    const frame = Buffer.concat(
+      deltas.map((delta) => encodeFrame(encodeDelta(base.nonce, delta.revision, delta.text))),
+    );
     const file = inspection.deltaFile;
+    const after = (validLength: number): Inspection => ({
+      ...inspection,
+      revision: last.revision,
+      deltaCount: (file?.fresh ? inspection.deltaCount : 0) + deltas.length,
+      deltaFile: { validLength, torn: false, fresh: true },
+    });
     if (file === null || !file.fresh) {
       // No delta file for this base yet (or one left by a replaced base): create it whole.
       await writeFileAtomic(this.fileSystem, paths.deltas, frame, { durable });
       this.linkedDeltas.delete(paths.deltas);
       if (durable) {
-        await this.makeBaseDurable(paths, base.nonce);
-        await this.durability.syncDirectory(paths.directory);
-        await this.durability.ensureLinked(paths.directory, paths.stableDirectory);
+        if (!(await this.makeBaseDurable(paths, base.nonce))) {
+          await this.durability.syncDirectory(paths.directory);
+          await this.durability.ensureLinked(paths.directory, paths.stableDirectory);
+        }
         await this.rememberLinkedDeltas(paths.deltas, base.nonce);
+        this.durability.markClean(paths.directory);
       } else {
         this.durability.markDirty(paths.directory, paths.deltas);
       }
-      return;
+      return after(frame.length);
     }
     const handle = await this.fileSystem.open(paths.deltas, 'r+');
     try {
@@ -182,19 +254,25 @@ export class SegmentedFiles {
         throw error;
       }
       if (durable) {
-        const identity = `${base.nonce}:${(await handle.stat()).ino}`;
-        await this.makeBaseDurable(paths, base.nonce);
+        // The inode the caller saw under this lock, else one fstat.
+        const inode = deltasInode ?? (await handle.stat()).ino;
+        const identity = `${base.nonce}:${inode}`;
+        const directorySynced = await this.makeBaseDurable(paths, base.nonce);
         if (this.linkedDeltas.get(paths.deltas) !== identity) {
-          await this.durability.syncDirectory(paths.directory);
-          await this.durability.ensureLinked(paths.directory, paths.stableDirectory);
+          if (!directorySynced) {
+            await this.durability.syncDirectory(paths.directory);
+            await this.durability.ensureLinked(paths.directory, paths.stableDirectory);
+          }
           this.linkedDeltas.set(paths.deltas, identity);
         }
+        this.durability.markClean(paths.directory);
       } else {
         this.durability.markDirty(paths.directory, paths.deltas);
       }
     } finally {
       await handle.close().catch(() => undefined);
     }
+    return after(file.validLength + frame.length);
   }
 
   /**
@@ -248,18 +326,32 @@ export class SegmentedFiles {
     }
   }
 
-  private async makeBaseDurable(paths: SegmentPaths, nonce: string): Promise<void> {
-    if (this.durableBases.get(paths.base) === nonce) return;
+  /**
+   * True when it fsynced the directory (after the caller's deltas were in place, so that
+   * fsync made their name durable too).
+   */
+  private async makeBaseDurable(paths: SegmentPaths, nonce: string): Promise<boolean> {
+    if (this.durableBases.get(paths.base) === nonce) return false;
     await this.durability.syncFile(paths.base);
     await this.durability.syncDirectory(paths.directory);
     await this.durability.ensureLinked(paths.directory, paths.stableDirectory);
     this.durableBases.set(paths.base, nonce);
+    return true;
   }
 
   private async rememberLinkedDeltas(path: string, nonce: string): Promise<void> {
     try {
       this.linkedDeltas.set(path, `${nonce}:${(await this.fileSystem.stat(path)).ino}`);
     } catch (error) {
+      throw toBackendError(error, `stat ${path}`);
+    }
+  }
+
+  private async statOptional(path: string): Promise<FileStats | null> {
+    try {
+      return await this.fileSystem.stat(path);
+    } catch (error) {
+      if (isNotFound(error)) return null;
       throw toBackendError(error, `stat ${path}`);
     }
   }
@@ -280,6 +372,10 @@ export class SegmentedFiles {
       if (!isNotFound(error)) throw toBackendError(error, `remove ${path}`);
     }
   }
+}
+
+function identityOf(stats: FileStats | null): string {
+  return stats === null ? 'absent' : `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
 }
 
 function parseHeader(line: string): BaseHeader | null {
