@@ -1,5 +1,5 @@
 import type { StorageAdapter } from './adapter.js';
-import { adapterCall, toKeepsakeError } from './adapter-call.js';
+import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { findReservedField, headOf } from './document-codec.js';
 import {
@@ -12,6 +12,7 @@ import {
   StoreClosedError,
   SummaryOnlyError,
 } from './errors.js';
+import { flushCachedSessions } from './flush-sessions.js';
 import { assertValidId, randomId } from './ids.js';
 import { readJournal, readWholeJournal, terminalStateOf } from './journal.js';
 import { foldLateOutput } from './late-output.js';
@@ -54,6 +55,11 @@ import type {
   StoreDiagnostics,
   StoreEvent,
 } from './store-types.js';
+import {
+  listRetainedRevisionIds,
+  removeStoredSession,
+  retainedRevisionOf,
+} from './stored-session-removal.js';
 
 /** Creates a session store over an adapter. See SessionStoreOptions for every option. */
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
@@ -231,36 +237,11 @@ class KeepsakeStore implements SessionStore, RunHost {
     await this.ready('delete a session');
     return this.locks.withLockIfNotHeld(id, async () => {
       await this.runs.get(id)?.abandon();
-      const adapter = this.adapter;
-      const call = <T>(operation: string, fn: () => Promise<T>) =>
-        adapterCall(adapter.name, operation, fn);
-      const existed =
-        this.cache.peek(id) !== undefined ||
-        (await call('read a session', () => adapter.getDocument('sessions', id))) !== null;
-      // The index first: once the delete started, the session is never listed again (B8).
-      await call('update the session index', () => adapter.deleteIndexEntry(id, { durable: true }));
-      await call('delete a session', () =>
-        adapter.deleteDocument('sessions', id, { durable: true }),
-      );
-      await call('delete journals', () => adapter.deleteLogs(id, { durable: true }));
-      await call('delete lifecycle state', () =>
-        adapter.deleteDocument('lifecycle', id, { durable: true }),
-      );
-      let cursor: string | null = null;
-      do {
-        const page = await call('list retained revisions', () =>
-          adapter.listDocuments('revisions', { prefix: `${id}.`, cursor, limit: 500 }),
-        );
-        for (const retained of page.ids) {
-          await call('delete a retained revision', () =>
-            adapter.deleteDocument('revisions', retained, { durable: true }),
-          );
-        }
-        cursor = page.nextCursor;
-      } while (cursor !== null);
+      const cached = this.cache.peek(id) !== undefined;
+      const existed = await removeStoredSession(this.adapter, id);
       this.cache.delete(id);
       this.lifecycle.forget(id);
-      return existed;
+      return existed || cached;
     });
   }
 
@@ -336,18 +317,9 @@ class KeepsakeStore implements SessionStore, RunHost {
   async retainedRevisions(id: string): Promise<number[]> {
     assertValidId(id);
     await this.ready('list retained revisions');
-    const revisions: number[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await adapterCall(this.adapter.name, 'list retained revisions', () =>
-        this.adapter.listDocuments('revisions', { prefix: `${id}.`, cursor, limit: 500 }),
-      );
-      for (const retained of page.ids) {
-        const revision = Number(retained.slice(id.length + 1));
-        if (Number.isInteger(revision)) revisions.push(revision);
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+    const revisions = (await listRetainedRevisionIds(this.adapter, id))
+      .map((retainedId) => retainedRevisionOf(id, retainedId))
+      .filter((revision) => revision !== null);
     return revisions.sort((left, right) => left - right);
   }
 
@@ -500,40 +472,14 @@ class KeepsakeStore implements SessionStore, RunHost {
     return { flush, lifecycle };
   }
 
-  private async flushEverything(): Promise<FlushReport> {
-    const report: FlushReport = { flushed: 0, failed: [] };
-    // C1: every cached session is re-persisted with fsync. A session without unsaved
-    // edits is rewritten at its stored revision, so flushing never bumps a revision
-    // another instance holds; if that instance wrote a newer one meanwhile, there is
-    // nothing of ours to make durable and the session is not counted.
-    const queue = this.cache.values();
-    const worker = async () => {
-      for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
-        const current = entry;
-        const id = current.session.id;
-        const clean = !this.persistence.isDirty(current);
-        try {
-          await this.locks.withLockIfNotHeld(id, () =>
-            this.persistence.write(current, {
-              fsync: true,
-              touchUpdatedAt: false,
-              skipIndex: clean && !current.indexStale,
-              rewriteRevision: clean,
-            }),
-          );
-          report.flushed++;
-        } catch (error) {
-          if (clean && RevisionConflictError.isInstance(error)) continue;
-          report.failed.push({
-            sessionId: id,
-            error: toKeepsakeError(error, this.adapter.name, 'flush a session'),
-          });
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: this.options.flushConcurrency }, worker));
-    await adapterCall(this.adapter.name, 'sync', () => this.adapter.sync());
-    return report;
+  private flushEverything(): Promise<FlushReport> {
+    return flushCachedSessions({
+      entries: this.cache.values(),
+      persistence: this.persistence,
+      locks: this.locks,
+      adapter: this.adapter,
+      concurrency: this.options.flushConcurrency,
+    });
   }
 
   on(listener: (event: StoreEvent) => void): () => void {
