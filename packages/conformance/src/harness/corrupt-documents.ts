@@ -1,5 +1,7 @@
+import type { Session, SessionStore } from '@keepsake/core';
 import { expect } from 'vitest';
 import type { TestEnvironment } from './environment.js';
+import { storedTexts, textMessage } from './fixtures.js';
 
 /**
  * Stored documents whose transcript cannot be read (A2), each made from the session id
@@ -49,4 +51,20 @@ export async function plantDocument(
     { expectedRevision, durable: true },
   );
   expect(result.ok, 'planting a document through the adapter').toBe(true);
+}
+
+/**
+ * A healthy session ('keep me'), saved with fsync, and its stored text: the sample the
+ * CORRUPT_VARIANTS cut from, and what must still load after a neighbour is quarantined.
+ */
+export async function healthySessionWithSample(
+  env: TestEnvironment,
+  store: SessionStore,
+): Promise<{ healthy: Session; sample: string }> {
+  const healthy = await store.create(
+    { id: env.id(), title: 'healthy', messages: [textMessage(env, 'user', 'keep me')] },
+    { fsync: true },
+  );
+  const sample = (await storedTexts(store.adapter, healthy.id))!.texts[0]!;
+  return { healthy, sample };
 }

@@ -20,13 +20,16 @@ import {
   type StoreEvent,
 } from '@keepsake/core';
 import { expect } from 'vitest';
-import { CORRUPT_VARIANTS, plantDocument } from '../harness/corrupt-documents.js';
+import {
+  CORRUPT_VARIANTS,
+  healthySessionWithSample,
+  plantDocument,
+} from '../harness/corrupt-documents.js';
 import type { TestEnvironment } from '../harness/environment.js';
 import {
   captureError,
   contentsOf,
   expectTypedError,
-  storedTexts,
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
@@ -248,11 +251,7 @@ function defineCorruptionTests(suite: SpecRegistrar): void {
       `a stored document holding ${variant} is quarantined and reported; the store keeps working`,
       async (env) => {
         const { store } = await env.openStore();
-        const healthy = await store.create(
-          { id: env.id(), title: 'healthy', messages: [textMessage(env, 'user', 'keep me')] },
-          { fsync: true },
-        );
-        const sample = (await storedTexts(store.adapter, healthy.id))!.texts[0]!;
+        const { healthy, sample } = await healthySessionWithSample(env, store);
         const id = env.id('corrupt');
         await plantDocument(env, id, makeText(id, sample));
 

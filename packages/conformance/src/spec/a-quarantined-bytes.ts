@@ -11,8 +11,12 @@ import {
   type StorageAdapter,
 } from '@keepsake/core';
 import { expect } from 'vitest';
-import { CORRUPT_VARIANTS, plantDocument } from '../harness/corrupt-documents.js';
-import { expectTypedError, storedTexts, textMessage } from '../harness/fixtures.js';
+import {
+  CORRUPT_VARIANTS,
+  healthySessionWithSample,
+  plantDocument,
+} from '../harness/corrupt-documents.js';
+import { expectTypedError } from '../harness/fixtures.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
 export function defineQuarantinedBytesTests(suite: SpecRegistrar): void {
@@ -35,11 +39,7 @@ export function defineQuarantinedBytesTests(suite: SpecRegistrar): void {
     'quarantined bytes are intact (adapter implements readQuarantined)',
     async (env) => {
       const { store } = await env.openStore();
-      const healthy = await store.create(
-        { id: env.id(), title: 'healthy', messages: [textMessage(env, 'user', 'keep me')] },
-        { fsync: true },
-      );
-      const sample = (await storedTexts(store.adapter, healthy.id))!.texts[0]!;
+      const { healthy, sample } = await healthySessionWithSample(env, store);
       const planted = new Map<string, string>();
       for (const [, makeText] of CORRUPT_VARIANTS) {
         const id = env.id('corrupt');

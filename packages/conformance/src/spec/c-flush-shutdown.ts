@@ -30,6 +30,7 @@ import {
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
+import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
@@ -271,26 +272,15 @@ function defineCloseTests(suite: SpecRegistrar): void {
       });
       const [session] = await createSessions(env, store, 1);
       const run = await store.beginRun(session!.id, { userMessage: userInput('long task') });
-      const entered = deferred();
-      const release = deferred();
-      adapter.inject({
-        method: 'putDocument',
-        times: 1,
-        match: ([collection, id]) => collection === 'sessions' && id === session!.id,
-        replace: async (_args, real) => {
-          entered.resolve();
-          await release.promise;
-          return real();
-        },
-      });
+      const checkpoint = holdNextSessionWrite(adapter, session!.id);
       run.recordActivity();
       await env.clock.advance(100);
-      await entered.promise;
+      await checkpoint.entered;
       const closing = store.close();
       expect(await settlesPromptly(closing), 'close() must wait for the checkpoint in flight').toBe(
         false,
       );
-      release.resolve();
+      checkpoint.release();
       await closing;
       const writes = adapter.callsTo('putDocument').filter((call) => call.args[1] === session!.id);
       const checkpointWrite = writes[0]!;

@@ -11,9 +11,11 @@ import {
   type MemoryAgent,
   RunNotActiveError,
   SessionBusyError,
+  type SessionStore,
   type StoreEvent,
 } from '@keepsake/core';
 import { expect } from 'vitest';
+import type { TestEnvironment } from '../harness/environment.js';
 import {
   captureError,
   contentsOf,
@@ -24,7 +26,40 @@ import {
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
+import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+
+/** Two fresh ids and a session under the first, with one message, ready to be renamed. */
+async function sessionToRename(
+  env: TestEnvironment,
+  store: SessionStore,
+): Promise<{ oldId: string; newId: string }> {
+  const oldId = env.id();
+  const newId = env.id();
+  await store.create({ id: oldId, messages: [textMessage(env, 'user', 'history')] });
+  return { oldId, newId };
+}
+
+/**
+ * Takes the lock of `oldId`, renames the session to `newId` inside it and keeps holding the
+ * lock until `release()`; records 'holder done' in `order` as it lets go.
+ */
+function renameInsideHeldLock(
+  store: SessionStore,
+  oldId: string,
+  newId: string,
+  order: string[],
+): { renamed: Promise<void>; done: Promise<void>; release(): void } {
+  const renamed = deferred();
+  const release = deferred();
+  const done = store.withLock(oldId, async () => {
+    await store.rename(oldId, newId);
+    renamed.resolve();
+    await release.promise;
+    order.push('holder done');
+  });
+  return { renamed: renamed.promise, done, release: () => release.resolve() };
+}
 
 export function defineLocks(suite: SpecRegistrar): void {
   suite.test('D1', 'withLock serializes work on one session, not across sessions', async (env) => {
@@ -140,19 +175,10 @@ export function defineLocks(suite: SpecRegistrar): void {
     'a rename inside the held lock of the old id: the new id waits on that same lock',
     async (env) => {
       const { store } = await env.openStore();
-      const oldId = env.id();
-      const newId = env.id();
-      await store.create({ id: oldId, messages: [textMessage(env, 'user', 'history')] });
+      const { oldId, newId } = await sessionToRename(env, store);
       const order: string[] = [];
-      const renamed = deferred();
-      const release = deferred();
-      const holder = store.withLock(oldId, async () => {
-        await store.rename(oldId, newId);
-        renamed.resolve();
-        await release.promise;
-        order.push('holder done');
-      });
-      await renamed.promise;
+      const holder = renameInsideHeldLock(store, oldId, newId, order);
+      await holder.renamed;
       const viaNew = store.withLock(newId, async () => {
         order.push('new id');
       });
@@ -161,8 +187,8 @@ export function defineLocks(suite: SpecRegistrar): void {
       });
       await drainCallbacks();
       expect(order).toEqual([]);
-      release.resolve();
-      await Promise.all([holder, viaNew, viaOld]);
+      holder.release();
+      await Promise.all([holder.done, viaNew, viaOld]);
       expect(order[0]).toBe('holder done');
       expect(order).toHaveLength(3);
     },
@@ -173,30 +199,17 @@ export function defineLocks(suite: SpecRegistrar): void {
     'while a rename runs, the new id already maps to the lock it holds, also when the old id had no entry',
     async (env) => {
       const { store, adapter } = await env.openStore();
-      const oldId = env.id();
-      const newId = env.id();
-      await store.create({ id: oldId, messages: [textMessage(env, 'user', 'history')] });
-      const entered = deferred();
-      const release = deferred();
-      adapter.inject({
-        method: 'putDocument',
-        times: 1,
-        match: ([collection, id]) => collection === 'sessions' && id === newId,
-        replace: async (_args, real) => {
-          entered.resolve();
-          await release.promise;
-          return real();
-        },
-      });
+      const { oldId, newId } = await sessionToRename(env, store);
+      const write = holdNextSessionWrite(adapter, newId);
       const renaming = store.rename(oldId, newId);
-      await entered.promise;
+      await write.entered;
       let sawChild: boolean | null = null;
       const viaNew = store.withLock(newId, async () => {
         sawChild = await store.exists(newId);
       });
       await drainCallbacks();
       expect(sawChild, 'the new id waited for the rename').toBeNull();
-      release.resolve();
+      write.release();
       await Promise.all([renaming, viaNew]);
       expect(sawChild).toBe(true);
     },
@@ -235,29 +248,20 @@ export function defineLocks(suite: SpecRegistrar): void {
     'a rename inside withLock(oldId) while a run is live does not deadlock; withLock(newId) waits for the holder',
     async (env) => {
       const { store } = await env.openStore();
-      const oldId = env.id();
-      const newId = env.id();
-      await store.create({ id: oldId, messages: [textMessage(env, 'user', 'history')] });
+      const { oldId, newId } = await sessionToRename(env, store);
       const run = await store.beginRun(oldId, { userMessage: userInput('question') });
       const order: string[] = [];
-      const renamed = deferred();
-      const release = deferred();
-      const holder = store.withLock(oldId, async () => {
-        await store.rename(oldId, newId);
-        renamed.resolve();
-        await release.promise;
-        order.push('holder done');
-      });
+      const holder = renameInsideHeldLock(store, oldId, newId, order);
       // A deadlock would leave this unresolved (and the test timing out); an error rejects it.
-      await Promise.race([renamed.promise, holder]);
+      await Promise.race([holder.renamed, holder.done]);
       expect(run.sessionId, 'the run follows the rotation').toBe(newId);
       const viaNew = store.withLock(newId, async () => {
         order.push('new id');
       });
       await drainCallbacks();
       expect(order, 'withLock(newId) waits for the holder of oldId').toEqual([]);
-      release.resolve();
-      await Promise.all([holder, viaNew]);
+      holder.release();
+      await Promise.all([holder.done, viaNew]);
       expect(order).toEqual(['holder done', 'new id']);
       await run.complete({ assistantMessages: [{ role: 'assistant', content: 'answer' }] });
       expect(contentsOf(await store.load(newId))).toEqual(['history', 'question', 'answer']);

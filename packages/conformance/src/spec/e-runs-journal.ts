@@ -27,6 +27,7 @@ import {
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
+import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { type PersistedSession, readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
@@ -577,21 +578,10 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
       const session = await opened.store.create({ id: env.id() });
       const run = await opened.store.beginRun(session.id, { userMessage: userInput('long task') });
       opened.adapter.clearCalls();
-      const entered = deferred();
-      const release = deferred();
-      opened.adapter.inject({
-        method: 'putDocument',
-        times: 1,
-        match: ([collection, id]) => collection === 'sessions' && id === session.id,
-        replace: async (_args, real) => {
-          entered.resolve();
-          await release.promise;
-          return real();
-        },
-      });
+      const checkpoint = holdNextSessionWrite(opened.adapter, session.id);
       run.recordActivity();
       await env.clock.advance(100);
-      await entered.promise;
+      await checkpoint.entered;
       const completing = run.complete({
         assistantMessages: [{ role: 'assistant', content: 'done' }],
       });
@@ -599,7 +589,7 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
       expect(sessionWrites(opened, session.id), 'complete waits for the checkpoint').toHaveLength(
         1,
       );
-      release.resolve();
+      checkpoint.release();
       await completing;
       const [checkpointWrite, ...later] = sessionWrites(opened, session.id);
       expect(later.length).toBeGreaterThan(0);

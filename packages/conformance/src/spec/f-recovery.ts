@@ -15,13 +15,8 @@ import {
 } from '@keepsake/core';
 import { expect } from 'vitest';
 import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
-import {
-  contentsOf,
-  deferred,
-  settlesPromptly,
-  textMessage,
-  userInput,
-} from '../harness/fixtures.js';
+import { contentsOf, settlesPromptly, textMessage, userInput } from '../harness/fixtures.js';
+import { holdAdapterCall } from '../harness/held-adapter-call.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
 /** The default recovery grace period (F1) plus a margin. */
@@ -114,6 +109,20 @@ async function plantJournal(
     }),
   }));
   expect((await raw.appendLog(sessionId, runId, records, { durability: 'each' })).ok).toBe(true);
+}
+
+/**
+ * A session written by one store, waiting on a retry of `streamId`, whose journal (one
+ * token, 'late text') has since arrived. Tests then open a fresh store to load it.
+ */
+async function sessionWithLateJournal(
+  env: TestEnvironment,
+): Promise<{ session: Session; streamId: string }> {
+  const writer = await env.openStore();
+  const streamId = env.id('stream');
+  const session = await pendingRetrySession(env, writer.store, streamId);
+  await plantJournal(env, session.id, streamId, [{ type: 'token', data: { text: 'late text' } }]);
+  return { session, streamId };
 }
 
 export function defineRecovery(suite: SpecRegistrar): void {
@@ -318,33 +327,23 @@ function defineSingleFlightTests(suite: SpecRegistrar): void {
     'F3',
     'concurrent loads run the retry once; the others return without waiting for it',
     async (env) => {
-      const writer = await env.openStore();
-      const streamId = env.id('stream');
-      const session = await pendingRetrySession(env, writer.store, streamId);
-      await plantJournal(env, session.id, streamId, [
-        { type: 'token', data: { text: 'late text' } },
-      ]);
+      const { session, streamId } = await sessionWithLateJournal(env);
       const opened = await env.openStore();
-      const entered = deferred();
-      const release = deferred();
       let retries = 0;
-      opened.adapter.inject({
+      const retry = holdAdapterCall(opened.adapter, {
         method: 'readLog',
         match: (args) => args[1] === streamId,
-        replace: async (_args, real) => {
+        onCall: () => {
           retries++;
-          entered.resolve();
-          await release.promise;
-          return real();
         },
       });
       const first = opened.store.load(session.id);
-      await entered.promise;
+      await retry.entered;
       const second = opened.store.load(session.id);
       expect(await settlesPromptly(second), 'the second load does not wait for the retry').toBe(
         true,
       );
-      release.resolve();
+      retry.release();
       const [firstLoaded, secondLoaded] = await Promise.all([first, second]);
       expect(secondLoaded).toBe(firstLoaded);
       expect(retries).toBe(1);
@@ -354,10 +353,7 @@ function defineSingleFlightTests(suite: SpecRegistrar): void {
   );
 
   suite.test('F3', 'loads racing on a cold store run the retry once', async (env) => {
-    const writer = await env.openStore();
-    const streamId = env.id('stream');
-    const session = await pendingRetrySession(env, writer.store, streamId);
-    await plantJournal(env, session.id, streamId, [{ type: 'token', data: { text: 'late text' } }]);
+    const { session, streamId } = await sessionWithLateJournal(env);
     const opened = await env.openStore();
     let retries = 0;
     opened.adapter.inject({
@@ -380,12 +376,7 @@ function defineSingleFlightTests(suite: SpecRegistrar): void {
     'F3',
     "a load under the caller's own lock skips the repair without deadlock; a later load does it",
     async (env) => {
-      const writer = await env.openStore();
-      const streamId = env.id('stream');
-      const session = await pendingRetrySession(env, writer.store, streamId);
-      await plantJournal(env, session.id, streamId, [
-        { type: 'token', data: { text: 'late text' } },
-      ]);
+      const { session } = await sessionWithLateJournal(env);
       const { store } = await env.openStore();
       const underLock = await store.withLock(session.id, () => store.load(session.id));
       expect(markerOf(underLock).marker!.wording).toBe('pending-retry');

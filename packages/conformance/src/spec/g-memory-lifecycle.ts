@@ -5,7 +5,7 @@
  * One file per contract area, so docs/contract.md links each clause to its tests; that
  * is why these files are longer than the house's usual ~300 lines.
  */
-import type { MemoryAgent, MemoryCommitContext } from '@keepsake/core';
+import type { MemoryAgent, MemoryCommitContext, MemoryLifecycle } from '@keepsake/core';
 import { expect } from 'vitest';
 import type { TestEnvironment } from '../harness/environment.js';
 import { type Deferred, deferred, drainCallbacks, settlesPromptly } from '../harness/fixtures.js';
@@ -52,18 +52,59 @@ class RecordingAgent implements MemoryAgent {
   };
 }
 
-export function defineMemoryLifecycle(suite: SpecRegistrar): void {
-  const lifecycleOf = async (env: TestEnvironment) => {
-    const opened = await env.openStore({ lifecycle: { drainDeadlineMs: 5_000 } });
-    const sessionId = env.id();
-    await opened.store.create({ id: sessionId });
-    return { ...opened, lifecycle: opened.store.lifecycle, sessionId };
-  };
+/** A store, its lifecycle and one created session. */
+async function lifecycleOf(env: TestEnvironment) {
+  const opened = await env.openStore({ lifecycle: { drainDeadlineMs: 5_000 } });
+  const sessionId = env.id();
+  await opened.store.create({ id: sessionId });
+  return { ...opened, lifecycle: opened.store.lifecycle, sessionId };
+}
 
+/** `lifecycleOf`, with a recording agent (failing its first `failures` commits) registered. */
+async function registeredAgentOf(env: TestEnvironment, options: { failures?: number } = {}) {
+  const opened = await lifecycleOf(env);
+  const agent = new RecordingAgent();
+  agent.failuresRemaining = options.failures ?? 0;
+  opened.lifecycle.registerAgent(opened.sessionId, agent);
+  return { ...opened, agent };
+}
+
+/**
+ * Marks a turn, starts a commit that `agent` holds open (`agent.release()` ends it) and,
+ * while it is in flight, marks a newer turn. The commit is returned wrapped, still pending.
+ */
+async function commitInFlightWithNewerTurn(
+  lifecycle: MemoryLifecycle,
+  sessionId: string,
+  agent: RecordingAgent,
+): Promise<{ committing: Promise<boolean> }> {
+  await lifecycle.markTurnCompleted(sessionId, { agent });
+  agent.hold();
+  const committing = lifecycle.commit(sessionId);
+  await agent.entered.promise;
+  await lifecycle.markTurnCompleted(sessionId, { agent });
+  return { committing };
+}
+
+/**
+ * G5's starting point: an old agent owns a completed turn whose commit failed once
+ * (`firstCommit`, for the test to assert), then a new agent is registered in its place.
+ */
+async function replacedAfterFailedCommit(env: TestEnvironment) {
+  const { lifecycle, sessionId } = await lifecycleOf(env);
+  const oldAgent = new RecordingAgent();
+  oldAgent.failuresRemaining = 1;
+  const newAgent = new RecordingAgent();
+  lifecycle.registerAgent(sessionId, oldAgent);
+  await lifecycle.markTurnCompleted(sessionId, { agent: oldAgent });
+  const firstCommit = await lifecycle.commit(sessionId);
+  lifecycle.registerAgent(sessionId, newAgent);
+  return { lifecycle, sessionId, oldAgent, newAgent, firstCommit };
+}
+
+export function defineMemoryLifecycle(suite: SpecRegistrar): void {
   suite.test('G1', 'a registered agent with no completed turn is not committed', async (env) => {
-    const { lifecycle, sessionId } = await lifecycleOf(env);
-    const agent = new RecordingAgent();
-    lifecycle.registerAgent(sessionId, agent);
+    const { lifecycle, sessionId, agent } = await registeredAgentOf(env);
     expect(await lifecycle.commit(sessionId)).toBe(false);
     expect(agent.calls).toBe(0);
     expect(await lifecycle.hasUncommittedWork(sessionId)).toBe(false);
@@ -73,9 +114,7 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G1',
     'a completed run marks its turn without committing it; a cancelled or failed run marks nothing',
     async (env) => {
-      const { store, lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, agent);
+      const { store, lifecycle, sessionId, agent } = await registeredAgentOf(env);
       const cancelled = await store.beginRun(sessionId, {
         userMessage: { role: 'user', content: 'a' },
       });
@@ -103,9 +142,7 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G2',
     'completed turns coalesce into one commit; a further commit with nothing new is a no-op',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, agent);
+      const { lifecycle, sessionId, agent } = await registeredAgentOf(env);
       const generations: number[] = [];
       for (let turn = 0; turn < 3; turn++) {
         generations.push(await lifecycle.markTurnCompleted(sessionId, { agent }));
@@ -125,14 +162,8 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G3',
     'a commit that finishes late clears only what it captured; a turn completed meanwhile stays uncommitted',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, agent);
-      await lifecycle.markTurnCompleted(sessionId, { agent });
-      agent.hold();
-      const committing = lifecycle.commit(sessionId);
-      await agent.entered.promise;
-      await lifecycle.markTurnCompleted(sessionId, { agent });
+      const { lifecycle, sessionId, agent } = await registeredAgentOf(env);
+      const { committing } = await commitInFlightWithNewerTurn(lifecycle, sessionId, agent);
       agent.release();
       expect(await committing).toBe(true);
       expect(agent.calls).toBe(1);
@@ -148,10 +179,7 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G4',
     'a failed commit keeps the work uncommitted and the agent that owns it',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      agent.failuresRemaining = 1;
-      lifecycle.registerAgent(sessionId, agent);
+      const { lifecycle, sessionId, agent } = await registeredAgentOf(env, { failures: 1 });
       await lifecycle.markTurnCompleted(sessionId, { agent });
       expect(await lifecycle.commit(sessionId)).toBe(false);
       expect(agent.calls).toBe(1);
@@ -183,14 +211,9 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G5',
     'a replacement agent owns future turns only: the failed segment is committed by its own owner',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const oldAgent = new RecordingAgent();
-      oldAgent.failuresRemaining = 1;
-      const newAgent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, oldAgent);
-      await lifecycle.markTurnCompleted(sessionId, { agent: oldAgent });
-      expect(await lifecycle.commit(sessionId)).toBe(false);
-      lifecycle.registerAgent(sessionId, newAgent);
+      const { lifecycle, sessionId, oldAgent, newAgent, firstCommit } =
+        await replacedAfterFailedCommit(env);
+      expect(firstCommit).toBe(false);
       expect(await lifecycle.commit(sessionId)).toBe(true);
       expect([oldAgent.calls, newAgent.calls]).toEqual([2, 0]);
       expect(await lifecycle.hasUncommittedWork(sessionId)).toBe(false);
@@ -204,14 +227,9 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G5',
     'an explicit commit with the new agent cannot clear the old dirty segment',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const oldAgent = new RecordingAgent();
-      oldAgent.failuresRemaining = 1;
-      const newAgent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, oldAgent);
-      await lifecycle.markTurnCompleted(sessionId, { agent: oldAgent });
-      expect(await lifecycle.commit(sessionId)).toBe(false);
-      lifecycle.registerAgent(sessionId, newAgent);
+      const { lifecycle, sessionId, oldAgent, newAgent, firstCommit } =
+        await replacedAfterFailedCommit(env);
+      expect(firstCommit).toBe(false);
       await lifecycle.markTurnCompleted(sessionId, { agent: newAgent });
       expect(await lifecycle.commit(sessionId, { agent: newAgent })).toBe(true);
       expect([oldAgent.calls, newAgent.calls]).toEqual([2, 0]);
@@ -228,14 +246,8 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G6',
     'drain waits for a commit in flight, then commits the newer generations',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, agent);
-      await lifecycle.markTurnCompleted(sessionId, { agent });
-      agent.hold();
-      const committing = lifecycle.commit(sessionId);
-      await agent.entered.promise;
-      await lifecycle.markTurnCompleted(sessionId, { agent });
+      const { lifecycle, sessionId, agent } = await registeredAgentOf(env);
+      const { committing } = await commitInFlightWithNewerTurn(lifecycle, sessionId, agent);
       const draining = lifecycle.drain();
       expect(await settlesPromptly(draining), 'drain waits for the commit in flight').toBe(false);
       expect(agent.calls).toBe(1);
@@ -253,9 +265,7 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G6',
     'drain includes dirty sessions whose registration was cleared when the caller supplies the agent',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, agent);
+      const { lifecycle, sessionId, agent } = await registeredAgentOf(env);
       await lifecycle.markTurnCompleted(sessionId, { agent });
       lifecycle.unregisterAgent(sessionId);
       const report = await lifecycle.drain({ agents: new Map([[sessionId, agent]]) });
@@ -302,14 +312,8 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
     'G7',
     'evicting waits for a commit in flight and commits the newer generation before closing the agent',
     async (env) => {
-      const { lifecycle, sessionId } = await lifecycleOf(env);
-      const agent = new RecordingAgent();
-      lifecycle.registerAgent(sessionId, agent);
-      await lifecycle.markTurnCompleted(sessionId, { agent });
-      agent.hold();
-      const committing = lifecycle.commit(sessionId);
-      await agent.entered.promise;
-      await lifecycle.markTurnCompleted(sessionId, { agent });
+      const { lifecycle, sessionId, agent } = await registeredAgentOf(env);
+      const { committing } = await commitInFlightWithNewerTurn(lifecycle, sessionId, agent);
       const evicting = lifecycle.evict(sessionId);
       expect(await settlesPromptly(evicting), 'evict waits for the commit in flight').toBe(false);
       expect(agent.closeCalls).toBe(0);
@@ -323,10 +327,7 @@ export function defineMemoryLifecycle(suite: SpecRegistrar): void {
   );
 
   suite.test('G7', 'an agent left with uncommitted work is not closed', async (env) => {
-    const { lifecycle, sessionId } = await lifecycleOf(env);
-    const agent = new RecordingAgent();
-    agent.failuresRemaining = 5;
-    lifecycle.registerAgent(sessionId, agent);
+    const { lifecycle, sessionId, agent } = await registeredAgentOf(env, { failures: 5 });
     await lifecycle.markTurnCompleted(sessionId, { agent });
     expect(await lifecycle.evict(sessionId)).toBe(false);
     expect(agent.closeCalls).toBe(0);
