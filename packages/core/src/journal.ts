@@ -81,6 +81,13 @@ export function terminalStateOf(records: readonly JournalRecord[]): RunTerminalS
 
 const READ_PAGE = 10_000;
 
+/** A record's JSON text, with its data already serialized once. */
+function recordText(record: JournalRecord, dataText: string): string {
+  const { data: _data, ...identity } = record;
+  const head = JSON.stringify(identity);
+  return `${head.slice(0, -1)},"data":${dataText}}`;
+}
+
 /** Reads and validates a journal (E2 identity checks, E3 torn tails and gaps). */
 export async function readJournal(
   adapter: StorageAdapter,
@@ -233,13 +240,21 @@ export class JournalWriter {
         'Journal event',
       );
     }
-    return { type: type.data, eventId, data: JSON.parse(dataText) as Record<string, unknown> };
+    // The serialized data is spliced into the record's text (one stringify per event); the
+    // returned record holds what was stored, not the caller's object (Dates, undefined…).
+    return {
+      type: type.data,
+      eventId,
+      data: JSON.parse(dataText) as Record<string, unknown>,
+      dataText,
+    };
   }
 
   private async write(prepared: {
     type: JournalEventType;
     eventId: string;
     data: Record<string, unknown>;
+    dataText: string;
   }): Promise<JournalRecord> {
     const { adapter, sessionId, runId } = this.options;
     for (let attempt = 0; ; attempt++) {
@@ -264,7 +279,7 @@ export class JournalWriter {
         .appendLog(
           sessionId,
           runId,
-          [{ sequence: record.sequence, text: JSON.stringify(record) }],
+          [{ sequence: record.sequence, text: recordText(record, prepared.dataText) }],
           {
             durability,
           },
