@@ -130,6 +130,8 @@ export interface AdapterCapabilities {
   readonly groupCommit: boolean;
   /** H2: all keys of one session share a hash tag (Redis Cluster). */
   readonly clusterSafeKeys: boolean;
+  /** `putDocument` accepts `indexEntry` and updates the index with the document (B7). */
+  readonly indexWithDocument?: boolean;
   /**
    * H1: clauses this adapter cannot honour, each with the reason. The conformance suite
    * reports them as declared gaps; a clause not listed here must pass.
@@ -166,6 +168,14 @@ export interface WriteOptions {
   readonly expectedRevision: number | null;
   /** B3: resolve only once the write is durable. When false, make no flush call at all. */
   readonly durable: boolean;
+  /**
+   * B7, only for adapters that declare `indexWithDocument` (sessions collection): the
+   * session's summary, to be written to the index if, and only if, the conditional write
+   * succeeds, and as durable as the document by the time `putDocument` resolves. Core
+   * then makes no separate `putIndexEntry` call, so an adapter can cover both with
+   * concurrent flushes.
+   */
+  readonly indexEntry?: SessionSummary;
 }
 
 export interface DeleteOptions {

@@ -60,6 +60,7 @@ const memoryCapabilities: AdapterCapabilities = {
   nativeAppend: true,
   groupCommit: true,
   clusterSafeKeys: false,
+  indexWithDocument: true,
   gaps: [],
 };
 
@@ -137,6 +138,9 @@ class MemoryAdapter implements StorageAdapterV1 {
       });
     } else {
       this.backend.documents.set(key, { revision: write.revision, base: write.text, deltas: [] });
+    }
+    if (options.indexEntry !== undefined && collection === 'sessions') {
+      await this.putIndexEntry(options.indexEntry);
     }
     return { ok: true };
   }

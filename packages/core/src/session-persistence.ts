@@ -185,12 +185,16 @@ export class SessionPersistence {
     const writtenHeadText = JSON.stringify({ ...headOf(session), revision, updatedAt });
     const writtenSummary = { ...summaryOf(session), updatedAt };
     const started = performance.now();
+    const indexWithDocument =
+      adapter.capabilities.indexWithDocument === true && options.skipIndex !== true;
     const result = await adapterCall(adapter.name, 'write a session', () =>
       adapter.putDocument(
         'sessions',
         session.id,
         { kind: useDelta ? 'delta' : 'full', revision, text },
-        { expectedRevision: entry.storedRevision, durable },
+        indexWithDocument
+          ? { expectedRevision: entry.storedRevision, durable, indexEntry: writtenSummary }
+          : { expectedRevision: entry.storedRevision, durable },
       ),
     );
     if (!result.ok) {
@@ -209,7 +213,7 @@ export class SessionPersistence {
     entry.storedBytes = totalBytes;
     entry.durable = durable;
     entry.indexStale = options.skipIndex === true;
-    if (options.skipIndex !== true) {
+    if (options.skipIndex !== true && !indexWithDocument) {
       await adapterCall(adapter.name, 'update the session index', () =>
         adapter.putIndexEntry(writtenSummary, { durable }),
       );

@@ -122,6 +122,19 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
     return this.calls.filter((call) => call.method === method);
   }
 
+  /**
+   * B7: every index update, whichever way it reached the adapter: a `putIndexEntry` call,
+   * or a `putDocument` that carried an `indexEntry` (adapters declaring indexWithDocument).
+   */
+  indexUpdates(): AdapterCall[] {
+    return this.calls.filter(
+      (call) =>
+        call.method === 'putIndexEntry' ||
+        (call.method === 'putDocument' &&
+          (call.args[3] as { indexEntry?: unknown } | undefined)?.indexEntry !== undefined),
+    );
+  }
+
   private async invoke(method: AdapterMethod, args: unknown[]): Promise<unknown> {
     const call: AdapterCall = {
       method,

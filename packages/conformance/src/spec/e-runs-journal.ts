@@ -508,7 +508,7 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
       await env.clock.advance(100);
       await first;
       expect(sessionWrites(opened, session.id)).toHaveLength(1);
-      expect(opened.adapter.callsTo('putIndexEntry')).toEqual([]);
+      expect(opened.adapter.indexUpdates()).toEqual([]);
 
       await env.clock.advance(100);
       await drainCallbacks();
@@ -524,7 +524,7 @@ function defineCheckpointTests(suite: SpecRegistrar): void {
       await env.clock.advance(100);
       await second;
       expect(sessionWrites(opened, session.id)).toHaveLength(2);
-      expect(opened.adapter.callsTo('putIndexEntry')).toEqual([]);
+      expect(opened.adapter.indexUpdates()).toEqual([]);
       // The checkpoint saves the session as it is; it never invents messages.
       const persisted = await readPersistedSession(opened.adapter.inner, session.id);
       expect(persisted!.session.messages).toEqual([]);
@@ -666,7 +666,7 @@ function defineEndingTests(suite: SpecRegistrar): void {
       expect(contentsOf(completed)).toEqual(['earlier', 'question', 'Hello']);
       expect(completed.messages[2]!.reasoning).toBe('hmm');
       expect(completed.pending).toBeNull();
-      expect(opened.adapter.callsTo('putIndexEntry').length).toBeGreaterThan(0);
+      expect(opened.adapter.indexUpdates().length).toBeGreaterThan(0);
       const summary = (await store.list({ limit: 1000 })).sessions.find(
         (entry) => entry.id === session.id,
       );

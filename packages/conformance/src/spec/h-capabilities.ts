@@ -9,12 +9,13 @@ import {
   type DurabilityLevel,
   memoryAdapter,
   migrateBackend,
+  RevisionConflictError,
   type SessionStore,
 } from '@keepsake/core';
 import { expect } from 'vitest';
 import { CLAUSE_IDS } from '../clauses.js';
 import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
-import { contentsOf, textMessage, userInput } from '../harness/fixtures.js';
+import { contentsOf, expectTypedError, textMessage, userInput } from '../harness/fixtures.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
 const DURABILITY_LEVELS: readonly DurabilityLevel[] = [
@@ -167,6 +168,40 @@ export function defineCapabilities(suite: SpecRegistrar): void {
       expect(kinds.every((kind) => kind === 'full')).toBe(true);
       expect((await adapter.inner.getDocument('sessions', session.id))!.deltas).toEqual([]);
     });
+  }
+
+  if (capabilities.indexWithDocument === true) {
+    suite.test(
+      'H1',
+      'indexWithDocument: the index entry rides on the document write, only when it lands',
+      async (env) => {
+        const { store, adapter } = await env.openStore();
+        const session = await store.create({ id: env.id(), title: 'first' }, { fsync: true });
+        session.title = 'second';
+        adapter.clearCalls();
+        await store.save(session, { fsync: true });
+        expect(adapter.callsTo('putIndexEntry')).toEqual([]);
+        const carried = adapter.indexUpdates();
+        expect(carried).toHaveLength(1);
+        expect((carried[0]!.args[3] as { indexEntry: { title: string } }).indexEntry.title).toBe(
+          'second',
+        );
+        const listed = async (title: string) =>
+          (await store.list({ limit: 1000 })).sessions.some(
+            (entry) => entry.id === session.id && entry.title === title,
+          );
+        expect(await listed('second')).toBe(true);
+        // A conditional write that is refused must not touch the index.
+        const rival = await env.openStore();
+        const theirs = await rival.store.load(session.id);
+        theirs.title = 'theirs';
+        await rival.store.save(theirs, { fsync: true });
+        session.title = 'refused';
+        await expectTypedError(store.save(session), RevisionConflictError);
+        expect(await listed('refused')).toBe(false);
+        expect(await listed('theirs')).toBe(true);
+      },
+    );
   }
 
   suite.test(
