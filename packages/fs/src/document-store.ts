@@ -46,12 +46,18 @@ export class DocumentStore {
     };
   }
 
-  /** B4: a conditional write under the document's lock file. */
+  /**
+   * B4: a conditional write under the document's lock file. `onAccepted` runs under the
+   * lock once the write passed every check and just before its bytes go down, so work it
+   * starts (the index update of B7) overlaps this write's flush; a refused write never
+   * calls it.
+   */
   async put(
     collection: Collection,
     id: string,
     write: DocumentWrite,
     options: WriteOptions,
+    onAccepted?: () => void,
   ): Promise<PutResult> {
     assertDocumentId(collection, id);
     assertWrite(write);
@@ -72,6 +78,7 @@ export class DocumentStore {
         }
         held.cache = null;
         if (write.kind === 'full') {
+          onAccepted?.();
           held.cache = await segments.writeBase(paths, write.revision, write.text, options.durable);
         } else {
           // A delta extends a readable base; there is none (missing or corrupt) to extend.
@@ -85,6 +92,7 @@ export class DocumentStore {
             );
           }
           const deltas = [{ revision: write.revision, text: write.text }];
+          onAccepted?.();
           const next = await segments.appendDelta(
             paths,
             inspection,

@@ -27,6 +27,7 @@ import { ADAPTER_NAME, backendCall } from './errors.js';
 import { FileLocks } from './file-lock.js';
 import { GroupCommitLog } from './group-commit-log.js';
 import { IndexStore } from './index-store.js';
+import { putDocumentWithIndexEntry } from './index-with-document.js';
 import { JournalStore } from './journal-store.js';
 import { LAYOUT_VERSION, Layout } from './layout.js';
 import { replayDeadLogs } from './log-replay.js';
@@ -43,6 +44,7 @@ export const fsCapabilities: AdapterCapabilities = Object.freeze({
   nativeAppend: true,
   groupCommit: true,
   clusterSafeKeys: false,
+  indexWithDocument: true,
   gaps: Object.freeze([]),
 });
 
@@ -105,7 +107,9 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
       write: DocumentWrite,
       writeOptions: WriteOptions,
     ): Promise<PutResult> =>
-      call(`write ${collection}/${id}`, () => documents.put(collection, id, write, writeOptions)),
+      call(`write ${collection}/${id}`, () =>
+        putDocumentWithIndexEntry(documents, index, collection, id, write, writeOptions),
+      ),
     deleteDocument: (
       collection: Collection,
       id: string,

@@ -66,14 +66,17 @@ export class IndexStore {
     });
   }
 
-  async put(summary: SessionSummary, durable: boolean): Promise<void> {
-    const entry = summary as unknown;
-    if (!isEntry(entry)) {
-      throw new InvalidInputError(
-        'fs adapter: an index entry needs a string id and a numeric updatedAt',
-      );
+  /**
+   * Queues the put synchronously (before the first await), so callers that start puts in
+   * order, under a document's lock, have them applied in that order.
+   */
+  put(summary: SessionSummary, durable: boolean): Promise<void> {
+    try {
+      assertIndexEntry(summary);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    await this.apply({ put: summary }, durable);
+    return this.apply({ put: summary }, durable);
   }
 
   async delete(id: string, durable: boolean): Promise<void> {
@@ -255,6 +258,15 @@ function fold(baseText: string, deltaTexts: string[]): Map<string, IndexEntry> |
     else return 'an index delta is neither a put nor a delete';
   }
   return entries;
+}
+
+/** Throws InvalidInputError unless `summary` has what the index sorts and keys by. */
+export function assertIndexEntry(summary: SessionSummary): void {
+  if (!isEntry(summary as unknown)) {
+    throw new InvalidInputError(
+      'fs adapter: an index entry needs a string id and a numeric updatedAt',
+    );
+  }
 }
 
 function isEntry(value: unknown): value is IndexEntry {

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InvalidInputError } from '@keepsake/core';
+import { BackendError, InvalidInputError, type StorageAdapter } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
 import { fsAdapter } from '../src/index.js';
 import { faultInjectingFileSystem } from '../src/testing/index.js';
@@ -101,5 +101,69 @@ describe('session index', () => {
     });
     await adapter.replaceIndex([summary('a', 1)], { durable: false });
     expect(await adapter.listIndex({ cursor: null, limit: 10 })).toMatchObject({ status: 'ok' });
+  });
+});
+
+/** The titles the index lists, by session id. */
+async function indexedTitles(adapter: StorageAdapter): Promise<Map<string, string>> {
+  const page = await adapter.listIndex({ cursor: null, limit: 100 });
+  if (page.status !== 'ok') throw new Error(`index ${page.status}`);
+  return new Map(
+    page.entries.map((entry) => {
+      const { id, title } = entry as { id: string; title: string };
+      return [id, title];
+    }),
+  );
+}
+
+describe('index entry carried by the document write (indexWithDocument)', () => {
+  const landed = { expectedRevision: null, durable: true } as const;
+
+  it('B7: a landed write carries its entry; a refused write leaves the index alone', async () => {
+    const { adapter } = await openSimulated();
+    expect(adapter.capabilities.indexWithDocument).toBe(true);
+    const first = { ...landed, indexEntry: summary('s', 5, 'one') };
+    expect(await adapter.putDocument('sessions', 's', full(1, '{}'), first)).toEqual({ ok: true });
+    const refused = { ...landed, indexEntry: summary('s', 6, 'refused') };
+    expect(await adapter.putDocument('sessions', 's', full(2, '{}'), refused)).toEqual({
+      ok: false,
+      currentRevision: 1,
+    });
+    expect((await indexedTitles(adapter)).get('s')).toBe('one');
+  });
+
+  it('B3: a document flush that fails is reported, and the next save heals the entry', async () => {
+    const { adapter, disk } = await openSimulated();
+    // FAULT INJECTION: the fsync of the session's temp file fails once.
+    disk.inject({ operation: 'sync', path: /\/store\/sessions\/.*\.tmp$/, code: 'EIO', times: 1 });
+    const lost = { ...landed, indexEntry: summary('s', 5, 'lost') };
+    await expect(adapter.putDocument('sessions', 's', full(1, '{}'), lost)).rejects.toSatisfy(
+      BackendError.isInstance,
+    );
+    expect(await adapter.getDocument('sessions', 's')).toBeNull();
+    const healed = { ...landed, indexEntry: summary('s', 6, 'healed') };
+    expect(await adapter.putDocument('sessions', 's', full(1, '{}'), healed)).toEqual({
+      ok: true,
+    });
+    expect((await indexedTitles(adapter)).get('s')).toBe('healed');
+  });
+
+  it('B3: an index flush that fails fails the write', async () => {
+    const { adapter, disk } = await openSimulated();
+    // FAULT INJECTION: the fsync of the index's temp file fails once.
+    disk.inject({ operation: 'sync', path: /\/store\/index\/.*\.tmp$/, code: 'EIO', times: 1 });
+    const entry = { ...landed, indexEntry: summary('s', 5, 'one') };
+    await expect(adapter.putDocument('sessions', 's', full(1, '{}'), entry)).rejects.toSatisfy(
+      BackendError.isInstance,
+    );
+  });
+
+  it('B7: an entry the index cannot take is refused before the document is touched', async () => {
+    const { adapter } = await openSimulated();
+    const broken = { ...landed, indexEntry: { id: 's' } as unknown as ReturnType<typeof summary> };
+    await expect(adapter.putDocument('sessions', 's', full(1, '{}'), broken)).rejects.toSatisfy(
+      InvalidInputError.isInstance,
+    );
+    expect(await adapter.getDocument('sessions', 's')).toBeNull();
   });
 });

@@ -42,6 +42,7 @@ describe('options', () => {
       nativeAppend: true,
       groupCommit: true,
       clusterSafeKeys: false,
+      indexWithDocument: true,
       gaps: [],
     });
     expect(fsCapabilities).toBe(adapter.capabilities);

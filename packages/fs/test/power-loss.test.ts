@@ -1,4 +1,4 @@
-import type { StorageAdapter, StoredDocument } from '@keepsake/core';
+import { createSessionStore, type StorageAdapter, type StoredDocument } from '@keepsake/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fsAdapter } from '../src/index.js';
@@ -13,17 +13,23 @@ import { summary } from './helpers.js';
  * journal reads as a state that was written, never a mix and never garbage.
  */
 type Operation =
-  | { kind: 'full'; document: number; durable: boolean }
-  | { kind: 'delta'; document: number; durable: boolean }
+  | { kind: 'full'; document: number; durable: boolean; withIndex: boolean }
+  | { kind: 'delta'; document: number; durable: boolean; withIndex: boolean }
   | { kind: 'delete'; document: number; durable: boolean }
   | { kind: 'append'; run: number; count: number; durability: 'none' | 'group' | 'each' }
   | { kind: 'index'; document: number; durable: boolean }
   | { kind: 'sync' };
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
-  fc.record({ kind: fc.constant('full'), document: fc.nat(2), durable: fc.boolean() }),
-  fc.record({ kind: fc.constant('delta'), document: fc.nat(2), durable: fc.boolean() }),
-  fc.record({ kind: fc.constant('delta'), document: fc.nat(2), durable: fc.boolean() }),
+  // `withIndex`: the write carries its index entry (the indexWithDocument capability, B7).
+  ...(['full', 'delta', 'delta'] as const).map((kind) =>
+    fc.record({
+      kind: fc.constant(kind),
+      document: fc.nat(2),
+      durable: fc.boolean(),
+      withIndex: fc.boolean(),
+    }),
+  ),
   fc.record({ kind: fc.constant('delete'), document: fc.nat(2), durable: fc.boolean() }),
   fc.record({
     kind: fc.constant('append'),
@@ -157,6 +163,7 @@ async function apply(
   }
   model.states.push(next);
   const options = { durable: step.durable };
+  const indexEntry = step.kind !== 'delete' && step.withIndex ? summary(id, clock) : undefined;
   const result =
     next === null
       ? await adapter.deleteDocument('sessions', id, options)
@@ -166,10 +173,14 @@ async function apply(
           next.deltas.length > 0
             ? { kind: 'delta', revision: next.revision, text: next.deltas.at(-1) as string }
             : { kind: 'full', revision: next.revision, text: next.base },
-          { ...options, expectedRevision: current?.revision ?? null },
+          indexEntry === undefined
+            ? { ...options, expectedRevision: current?.revision ?? null }
+            : { ...options, expectedRevision: current?.revision ?? null, indexEntry },
         );
   expect(result).toEqual({ ok: true });
   if (step.durable) model.durableFrom = model.states.length - 1;
+  // The entry is as durable as the document once the write resolves.
+  if (step.durable && indexEntry !== undefined) indexDurable.set(id, clock);
 }
 
 describe('power-loss simulation', () => {
@@ -183,5 +194,41 @@ describe('power-loss simulation', () => {
       ),
       { numRuns: Number(process.env.KEEPSAKE_POWER_LOSS_RUNS ?? 150) },
     );
+  });
+
+  it('B7: after a durable save resolves and power is lost, list() shows its summary', async () => {
+    const disk = faultInjectingFileSystem();
+    const store = createSessionStore({
+      adapter: fsAdapter({ directory: '/store', fileSystem: disk }),
+    });
+    const sessions = [];
+    for (const name of ['a', 'b', 'c']) {
+      const session = await store.create({ id: name, title: `${name} first` }, { fsync: true });
+      session.title = `${name} second`;
+      await store.save(session, { fsync: true });
+      sessions.push(session);
+    }
+    // A later save that was not durable may be lost, the durable one before it may not.
+    (sessions[0] as (typeof sessions)[number]).title = 'a third';
+    await store.save(sessions[0] as (typeof sessions)[number]);
+    disk.simulatePowerLoss({ tornTails: true });
+    const restarted = fsAdapter({ directory: '/store', fileSystem: disk });
+    // The index as the adapter holds it, before anything could rebuild it from documents.
+    await restarted.open();
+    const index = await restarted.listIndex({ cursor: null, limit: 100 });
+    expect(index.status).toBe('ok');
+    const titles = new Map(
+      (index.status === 'ok' ? index.entries : []).map((entry) => {
+        const { id, title } = entry as { id: string; title: string };
+        return [id, title];
+      }),
+    );
+    expect(titles.get('b')).toBe('b second');
+    expect(titles.get('c')).toBe('c second');
+    expect(['a second', 'a third']).toContain(titles.get('a'));
+    const reopened = createSessionStore({ adapter: restarted });
+    const listed = (await reopened.list({ limit: 100 })).sessions.map((entry) => entry.title);
+    expect(listed).toEqual(expect.arrayContaining(['b second', 'c second']));
+    await reopened.close();
   });
 });
