@@ -28,6 +28,7 @@ export type KeepsakeErrorCode =
   | 'journal_conflict'
   | 'journal_record_invalid'
   | 'capability_missing'
+  | 'memory_commit_incomplete'
   | 'timeout';
 
 export interface KeepsakeErrorOptions {
@@ -351,6 +352,21 @@ export class CapabilityMissingError extends KeepsakeError {
       `The ${adapter} adapter does not declare the "${capability}" capability`,
     );
     this.name = 'CapabilityMissingError';
+  }
+}
+
+/** G6: a drain left a session's completed turns uncommitted (no agent, or its commit failed). */
+export class MemoryCommitIncompleteError extends KeepsakeError {
+  static override isInstance = codeGuard<MemoryCommitIncompleteError>('memory_commit_incomplete');
+  readonly sessionId: string;
+  constructor(sessionId: string) {
+    super(
+      'memory_commit_incomplete',
+      `Session "${sessionId}" still has uncommitted memory: no agent could commit it, or its commit failed; register an agent or pass one to drain({ agents })`,
+      { isRetryable: true },
+    );
+    this.name = 'MemoryCommitIncompleteError';
+    this.sessionId = sessionId;
   }
 }
 

@@ -1,7 +1,12 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import { CorruptDocumentError, RevisionConflictError, StoreClosedError } from './errors.js';
+import {
+  CorruptDocumentError,
+  MemoryCommitIncompleteError,
+  RevisionConflictError,
+  StoreClosedError,
+} from './errors.js';
 import { assertValidId } from './ids.js';
 import { lifecycleStateSchema } from './schemas.js';
 import type { DrainReport, MemoryAgent, MemoryLifecycle } from './store-types.js';
@@ -117,7 +122,7 @@ export class Lifecycle implements MemoryLifecycle {
         if (!report.failed.some((failure) => failure.sessionId === sessionId)) {
           report.failed.push({
             sessionId,
-            error: new Error('uncommitted work left (no agent or commit failed)'),
+            error: new MemoryCommitIncompleteError(sessionId),
           });
         }
       } else if (state.committedGeneration > 0) report.committed.push(sessionId);

@@ -127,7 +127,11 @@ export interface StoreDiagnostics {
 }
 
 export interface FlushReport {
-  /** Sessions re-persisted with fsync (those not yet durable). */
+  /**
+   * Sessions re-persisted with fsync. Every cached session is; one without unsaved edits is
+   * rewritten at its stored revision and, if another instance wrote a newer revision
+   * meanwhile, neither counted nor reported as failed (nothing of this store's was unsaved).
+   */
   flushed: number;
   failed: Array<{ sessionId: string; error: KeepsakeError }>;
 }
