@@ -28,6 +28,7 @@ const statusByCode: Record<KeepsakeErrorCode, number> = {
   capability_missing: 501,
   backend_unavailable: 503,
   store_closed: 503,
+  memory_commit_incomplete: 503,
   timeout: 504,
   corrupt_document: 500,
   lock_reentry: 500,
