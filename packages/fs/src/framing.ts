@@ -15,11 +15,19 @@ export const FRAME_HEADER_BYTES = 8;
 const MAX_FRAME_BYTES = 1024 * 1024 * 1024;
 
 export function encodeFrame(payload: Uint8Array): Uint8Array {
-  const frame = new Uint8Array(FRAME_HEADER_BYTES + payload.length);
-  const view = new DataView(frame.buffer);
-  view.setUint32(0, payload.length, true);
-  frame.set(payload, FRAME_HEADER_BYTES);
-  view.setUint32(4, frameChecksum(frame.subarray(0, 4), payload), true);
+  return framed(payload.length, (frame, at) => frame.set(payload, at));
+}
+
+/**
+ * A frame whose payload `fill` writes in place at `at` (exactly `payloadLength` bytes): one
+ * allocation and no copy of the payload, on the path of every streamed event.
+ */
+export function framed(payloadLength: number, fill: (frame: Buffer, at: number) => void): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadLength);
+  frame.writeUInt32LE(payloadLength, 0);
+  fill(frame, FRAME_HEADER_BYTES);
+  const payload = frame.subarray(FRAME_HEADER_BYTES);
+  frame.writeUInt32LE(frameChecksum(frame.subarray(0, 4), payload), 4);
   return frame;
 }
 

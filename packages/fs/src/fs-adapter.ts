@@ -165,9 +165,16 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
     close: async () => {
       if (closed) return;
       closed = true;
-      await journals.drain();
+      // Every journal is let go and the log closed even when a journal write failed (the
+      // log is then kept on disk for replay, and close reports the failure).
+      const drainFailure = await journals.drain().then(
+        () => null,
+        (error: unknown) => ({ error }),
+      );
       await backendCall('close', () => context.locks.dropAllLeases());
       await backendCall('close', () => groupCommitLog.close());
+      if (drainFailure !== null)
+        await backendCall('close', () => Promise.reject(drainFailure.error));
     },
   };
 }

@@ -4,24 +4,31 @@ import { currentBootId } from './boot.js';
 import { type AdapterContext, makeDirectory } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { holdToken, releaseToken, thisHost } from './file-lock.js';
-import { type FileHandle, writeAll } from './file-system.js';
+import { type FileHandle, writeAll, writeAllNow } from './file-system.js';
 import { encodeFrame } from './framing.js';
-import { encodeLogEntry, encodeLogHeader, type LogEntry } from './records.js';
+import { encodeLogEntryFrame, encodeLogHeader, type LogEntry } from './records.js';
 
 /** A log is retired (its journals fsynced, the file removed) once it holds this much. */
 const ROTATE_BYTES = 8 * 1024 * 1024;
 export const LOG_SUFFIX = '.log';
 
+/** A journal with entries in the log: written and fsynced before the log is removed. */
+export interface LogSink {
+  readonly file: string;
+  /** Writes the frames that so far exist only in the log to the journal file. */
+  writeUnapplied(): Promise<void>;
+}
+
 /**
  * E2 group commit across journals. Each run has its own journal file, and core appends to one
  * run at a time, so flushes shared inside one journal would rarely be shared at all. Instead,
- * a `group` append writes its frames to the run's journal without a flush and the same frames
- * to this process's group-commit log (`wal/<pid>-<token>-<n>.log`); one fdatasync of the log
- * makes the appends of every run that arrived meanwhile durable at once, and each append
- * resolves after it.
+ * a `group` append writes its frames to this process's group-commit log
+ * (`wal/<pid>-<token>-<n>.log`); one fdatasync of the log makes the appends of every run that
+ * arrived meanwhile durable at once, and each append resolves after it. The journal file gets
+ * the frames shortly after (journal-writer.ts, unapplied-frames.ts).
  *
  * A log is retired once it holds `ROTATE_BYTES` (and on `sync()` and `close()`): the journals
- * it covers are fdatasynced, then it is removed. After a crash or a power loss, `open()`
+ * it covers are written and fdatasynced, then it is removed. After a crash or a power loss, `open()`
  * replays the logs of dead processes into their journals (log-replay.ts). Only one log file
  * is written at a time; retiring the previous one runs in the background.
  */
@@ -37,6 +44,8 @@ export class GroupCommitLog {
   private retireFailure: unknown = null;
   /** Set after a failed log write: appends stop using the log and flush their journal. */
   private failure: unknown = null;
+  /** Set when entries of a log could not be written to their journal: logs stay on disk. */
+  private keepLogs: unknown = null;
 
   constructor(context: AdapterContext) {
     this.context = context;
@@ -48,14 +57,24 @@ export class GroupCommitLog {
     return this.failure === null;
   }
 
-  /** Resolves once `entry` is durable in the log; `journal` is fsynced before the log goes. */
-  commit(entry: LogEntry, journal: string): Promise<void> {
+  /** Resolves once `entry` is durable in the log; `journal` is synced before the log goes. */
+  commit(entry: LogEntry, journal: LogSink): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ bytes: encodeFrame(encodeLogEntry(entry)), journal, resolve, reject });
-      this.running ??= this.pump().finally(() => {
-        this.running = null;
-      });
+      this.queue.push({ bytes: encodeLogEntryFrame(entry), journal, resolve, reject });
+      // pump() always waits a turn before it looks at the queue, so `running` is set before
+      // it can end; it is cleared in the same turn as the pump's last look at the queue, so
+      // an entry is never queued behind a pump that has already decided to stop.
+      this.running ??= this.pump();
     });
+  }
+
+  /**
+   * Entries durable here could not be written to their journal: no log of this process is
+   * removed from now on, so the next open replays them; `checkpoint` and `close` report it.
+   */
+  keepForReplay(error: unknown): void {
+    this.keepLogs ??= error;
+    this.retireFailure ??= error;
   }
 
   /** C1: makes every journal the log covers durable by itself. */
@@ -65,7 +84,13 @@ export class GroupCommitLog {
     if (current) {
       const journals = [...current.journals];
       current.journals.clear();
-      await this.syncJournals(journals);
+      try {
+        await this.syncJournals(journals);
+      } catch (error) {
+        // Still covered by this log only: it must not be retired without them.
+        for (const journal of journals) current.journals.add(journal);
+        throw error;
+      }
     }
     await this.settleRetiring();
   }
@@ -103,12 +128,25 @@ export class GroupCommitLog {
   }
 
   private async pump(): Promise<void> {
+    try {
+      await this.writeQueued();
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private async writeQueued(): Promise<void> {
+    // Before each batch, one turn of the event loop: the appends whose previous batch just
+    // became durable resume in that turn and append again, so they join this flush instead
+    // of waiting out the next one (what a database's log writer does with its commit queue).
+    await nextTurn();
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
       try {
         const log = this.current ?? (await this.create());
         const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
-        await writeAll(log.handle, bytes, log.size);
+        const written = writeAllNow(log.handle, bytes, log.size);
+        if (written !== undefined) await written;
         await log.handle.datasync();
         log.size += bytes.length;
         for (const entry of batch) log.journals.add(entry.journal);
@@ -122,6 +160,7 @@ export class GroupCommitLog {
         const failure = toBackendError(error, 'write the group-commit log');
         for (const entry of batch) entry.reject(failure);
       }
+      await nextTurn();
     }
   }
 
@@ -170,6 +209,7 @@ export class GroupCommitLog {
   private async retire(log: OpenLog): Promise<void> {
     await log.handle.close().catch(() => undefined);
     await this.syncJournals([...log.journals]);
+    if (this.keepLogs !== null) throw this.keepLogs;
     try {
       await this.context.fileSystem.unlink(log.path);
     } catch (error) {
@@ -177,11 +217,13 @@ export class GroupCommitLog {
     }
   }
 
-  private async syncJournals(journals: string[]): Promise<void> {
+  private async syncJournals(journals: LogSink[]): Promise<void> {
     let next = 0;
     const worker = async () => {
       while (next < journals.length) {
-        await this.context.durability.syncFile(journals[next++] as string);
+        const journal = journals[next++] as LogSink;
+        await journal.writeUnapplied();
+        await this.context.durability.syncFile(journal.file);
       }
     };
     const workers = Math.min(this.context.options.syncConcurrency, journals.length);
@@ -189,17 +231,21 @@ export class GroupCommitLog {
   }
 }
 
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 interface OpenLog {
   readonly path: string;
   readonly handle: FileHandle;
   size: number;
-  /** Journal files with entries in this log, fsynced before the log is removed. */
-  readonly journals: Set<string>;
+  /** Journals with entries in this log, written and fsynced before the log is removed. */
+  readonly journals: Set<LogSink>;
 }
 
 interface QueuedEntry {
   readonly bytes: Uint8Array;
-  readonly journal: string;
+  readonly journal: LogSink;
   resolve(): void;
   reject(error: unknown): void;
 }

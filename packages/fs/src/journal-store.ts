@@ -3,18 +3,19 @@ import type { AppendLogResult, LogDurability, LogReadResult, LogRecordInput } fr
 import { InvalidInputError } from '@keepsake/core';
 import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
-import { encodeFrame } from './framing.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { assertSafeId, decodeName } from './id-encoding.js';
 import { parseJournal } from './journal-format.js';
 import { JournalWriter } from './journal-writer.js';
 import { JOURNAL_SUFFIX } from './layout.js';
-import { encodeJournalBatch } from './records.js';
+import { encodeJournalBatchFrame } from './records.js';
+import { unappliedRecords } from './unapplied-frames.js';
 
 /**
  * E2/E3: one append-only file of framed batches per run (`journals/<session>/<run>.journal`).
  * Appends go through one `JournalWriter` per journal, which group-commits them; reads need no
- * lock: a batch being written shows up as a torn tail and is ignored.
+ * lock: a batch being written shows up as a torn tail and is ignored, and batches durable in
+ * the group-commit log but not yet in the file are added from this process's memory.
  */
 const IDLE_WRITERS_KEPT = 1024;
 
@@ -40,7 +41,7 @@ export class JournalStore {
     if (durability !== 'none' && durability !== 'group' && durability !== 'each') {
       throw new InvalidInputError(`fs adapter: unknown journal durability ${String(durability)}`);
     }
-    const frame = encodeFrame(encodeJournalBatch(records));
+    const frame = encodeJournalBatchFrame(records);
     return this.writerFor(sessionId, runId).append({
       firstSequence: (records[0] as LogRecordInput).sequence,
       lastSequence: (records.at(-1) as LogRecordInput).sequence,
@@ -67,10 +68,14 @@ export class JournalStore {
     }
     const parsed = parseJournal(bytes);
     const records: LogRecordInput[] = [];
-    for (const batch of parsed.batches) {
-      for (const record of batch.records) {
-        if (record.sequence > afterSequence && records.length < limit) records.push(record);
-      }
+    const keep = (record: LogRecordInput) => {
+      if (record.sequence > afterSequence && records.length < limit) records.push(record);
+    };
+    for (const batch of parsed.batches) for (const record of batch.records) keep(record);
+    // Durable appends of this process that are not in the file yet (unapplied-frames.ts).
+    const { fileSystem } = this.context;
+    for (const record of unappliedRecords(fileSystem, path, parsed.nonce, parsed.lastSequence)) {
+      keep(record);
     }
     return { exists: true, records, tornTail: parsed.torn };
   }
@@ -139,7 +144,11 @@ export class JournalStore {
 
   /** Resolves once every queued append has been written and every journal let go (close). */
   async drain(): Promise<void> {
-    await Promise.all([...this.writers.values()].map((writer) => writer.release()));
+    const released = await Promise.allSettled(
+      [...this.writers.values()].map((writer) => writer.release()),
+    );
+    const failed = released.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   private writerFor(sessionId: string, runId: string): JournalWriter {

@@ -3,12 +3,13 @@ import type { AppendLogResult, LogDurability } from '@keepsake/core';
 import { type AdapterContext, makeDirectory } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import type { Lease } from './file-lock.js';
-import { type FileHandle, readAt, writeAll } from './file-system.js';
+import { type FileHandle, readAt, writeAll, writeAllNow } from './file-system.js';
 import { encodeFrame } from './framing.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { parseJournal } from './journal-format.js';
 import type { JournalPaths } from './layout.js';
 import { encodeJournalHeader, NONCE_BYTES } from './records.js';
+import { UnappliedFrames } from './unapplied-frames.js';
 
 export interface PendingAppend {
   readonly firstSequence: number;
@@ -22,7 +23,10 @@ interface QueuedAppend extends PendingAppend {
   reject(error: unknown): void;
 }
 
-/** What this process knows of the journal file, valid while its inode and size match. */
+/**
+ * What this process knows of the journal, valid while the file's inode and size match.
+ * `size` and `lastSequence` include the frames not yet written to the file (`unapplied`).
+ */
 interface KnownTail {
   inode: number;
   size: number;
@@ -37,6 +41,12 @@ interface KnownTail {
 
 /** How long an idle writer keeps its journal's lock. */
 const IDLE_MS = 20;
+/**
+ * How long frames made durable through the group-commit log may wait before they are
+ * written to the journal file (one write for all of them): the most that readers in other
+ * processes lag behind. Readers in this process never lag (unapplied-frames.ts).
+ */
+const APPLY_MS = 50;
 /** How often a busy writer looks for a wait mark: the longest another writer waits. */
 const WAIT_CHECK_MS = 250;
 /** A writer lets go at least this often, so its lock never looks stale to another host. */
@@ -49,6 +59,10 @@ interface HeldJournal {
   tail: KnownTail;
   readonly since: number;
   checkedAt: number;
+  /** When the last batch was written: the idle timer lets go IDLE_MS after it. */
+  lastUsed: number;
+  /** Frames durable in the group-commit log, not yet written to the file. */
+  unapplied: UnappliedFrames | null;
 }
 
 export interface JournalIdentity {
@@ -63,11 +77,13 @@ export interface JournalIdentity {
  * while appends keep coming, so a streamed event costs one write, not a lock file and an
  * open of its own; it lets go after IDLE_MS without appends, at once when another writer
  * leaves a wait mark, and at least every MAX_HOLD_MS. When an append asks for durability:
- * - `group`: the frames also go to the group-commit log, whose one fdatasync is shared with
- *   the appends of every other journal meanwhile (group-commit-log.ts). This needs the
- *   journal's header durable and everything before the batch durable or in the log; when
- *   not (a new journal, earlier `none` appends, appends of another process), the journal
- *   itself is fdatasynced instead, which covers all of it;
+ * - `group`: the frames go to the group-commit log, whose one fdatasync is shared with the
+ *   appends of every other journal meanwhile (group-commit-log.ts), and are written to the
+ *   journal file after it, up to APPLY_MS later, together with every other batch of the
+ *   journal meanwhile (unapplied-frames.ts). This needs the journal's header durable and
+ *   everything before the batch durable or in the log; when not (a new journal, earlier
+ *   `none` appends, appends of another process), the frames are written to the journal and
+ *   the journal itself is fdatasynced, which covers all of it;
  * - `each`: never batched, one fdatasync of the journal per append.
  * Appends arriving while a batch is written form the next batch, at most `journalBatchBytes`
  * (one append alone may exceed it), so a large event does not drag small ones into one long
@@ -87,6 +103,10 @@ export class JournalWriter {
   private tail: KnownTail | null = null;
   private held: HeldJournal | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private applyTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Unapplied frames are to be written at the next chance (timer, log retirement). */
+  private applyDue = false;
+  private applyWaiters: Array<{ resolve(): void; reject(error: unknown): void }> = [];
 
   constructor(context: AdapterContext, identity: JournalIdentity, log: GroupCommitLog) {
     this.context = context;
@@ -113,11 +133,7 @@ export class JournalWriter {
         this.kick();
         continue;
       }
-      this.running = this.letGo().finally(() => {
-        this.running = null;
-        this.kick();
-      });
-      await this.running;
+      await this.exclusively(() => this.letGo(true));
       if (this.queue.length === 0 && this.held === null) return;
     }
   }
@@ -127,16 +143,90 @@ export class JournalWriter {
     this.tail = null;
   }
 
-  private kick(): void {
-    if (this.running !== null || this.queue.length === 0) return;
-    this.running = this.pump().finally(() => {
-      this.running = null;
-      this.kick();
+  /** The journal file, for the group-commit log (fsynced before the log is retired). */
+  get file(): string {
+    return this.identity.paths.file;
+  }
+
+  /**
+   * Writes the frames the group-commit log holds for this journal to the file (before the
+   * log is retired, or on `sync()`); resolves at once when none wait.
+   */
+  writeUnapplied(): Promise<void> {
+    if (this.held?.unapplied?.isEmpty !== false) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.applyWaiters.push({ resolve, reject });
+      this.applyDue = true;
+      this.kickApply();
     });
   }
 
+  /**
+   * Runs `task` as the one thing this writer does now (a batch, an apply, letting go);
+   * when it ends, whatever became due meanwhile starts.
+   */
+  private exclusively(task: () => Promise<void>): Promise<void> {
+    // Started a microtask later, so `running` is set before any of the task's code runs.
+    const running = Promise.resolve()
+      .then(task)
+      .finally(() => {
+        this.running = null;
+        this.kick();
+        this.kickApply();
+      });
+    this.running = running;
+    return running;
+  }
+
+  private kick(): void {
+    if (this.running !== null || this.queue.length === 0) return;
+    void this.exclusively(() => this.pump());
+  }
+
+  /** Runs a due apply now when nothing else runs; else the running pump does it. */
+  private kickApply(): void {
+    if (this.running !== null || !this.applyDue) return;
+    void this.exclusively(() => this.applyIfDue().catch(() => undefined));
+  }
+
+  private scheduleApply(): void {
+    if (this.applyTimer !== null) return;
+    this.applyTimer = setTimeout(() => {
+      this.applyTimer = null;
+      this.applyDue = true;
+      this.kickApply();
+    }, APPLY_MS);
+    this.applyTimer.unref?.();
+  }
+
+  /** Under `running`: writes the unapplied frames when due. A failure keeps them waiting. */
+  private async applyIfDue(): Promise<void> {
+    if (!this.applyDue) return;
+    this.applyDue = false;
+    const waiters = this.applyWaiters;
+    this.applyWaiters = [];
+    try {
+      await this.applyUnapplied();
+      for (const waiter of waiters) waiter.resolve();
+    } catch (error) {
+      const failure = toBackendError(error, `write journal ${this.identity.paths.file}`);
+      for (const waiter of waiters) waiter.reject(failure);
+      throw failure;
+    }
+  }
+
+  /** Under `running`: appends the frames waiting in memory to the file, one write. */
+  private async applyUnapplied(): Promise<void> {
+    const held = this.held;
+    const unapplied = held?.unapplied;
+    if (!held || !unapplied || unapplied.isEmpty || held.handle === null) return;
+    const start = held.tail.size - unapplied.bytes;
+    // Off the event loop: this write may wait behind the filesystem's journal commit.
+    await writeAll(held.handle, unapplied.joined(), start);
+    unapplied.clear();
+  }
+
   private async pump(): Promise<void> {
-    this.clearIdleTimer();
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
       try {
@@ -147,11 +237,13 @@ export class JournalWriter {
       } catch (error) {
         // Whatever reached the file is re-read (and a torn tail cut) under the next lock.
         this.tail = null;
-        await this.letGo().catch(() => undefined);
+        await this.letGo(false).catch(() => undefined);
         const failure = toBackendError(error, `append to journal ${this.identity.paths.file}`);
         for (const append of batch) append.reject(failure);
       }
     }
+    // A failed apply keeps its frames waiting for the next one (at the latest, letGo).
+    await this.applyIfDue().catch(() => undefined);
     await this.keepOrLetGo();
   }
 
@@ -170,20 +262,30 @@ export class JournalWriter {
       letGo = await held.lease.wanted();
     }
     if (letGo) {
-      await this.letGo();
+      await this.letGo(false);
       return;
     }
-    this.idleTimer = setTimeout(() => {
+    held.lastUsed = now;
+    // One timer for a run of batches (not one per streamed event): it re-arms itself until
+    // IDLE_MS have passed since the last batch.
+    this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+  }
+
+  private armIdleTimer(delay: number): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(() => {
       this.idleTimer = null;
-      if (this.running !== null || this.queue.length > 0) return;
-      this.running = this.letGo()
-        .catch(() => undefined)
-        .finally(() => {
-          this.running = null;
-          this.kick();
-        });
-    }, IDLE_MS);
-    this.idleTimer.unref?.();
+      const held = this.held;
+      // A batch in progress re-arms the timer when it ends (keepOrLetGo).
+      if (held === null || this.running !== null || this.queue.length > 0) return;
+      const idleFor = Date.now() - held.lastUsed;
+      if (idleFor < IDLE_MS) {
+        this.idleTimer = this.armIdleTimer(IDLE_MS - idleFor);
+        return;
+      }
+      void this.exclusively(() => this.letGo(false).catch(() => undefined));
+    }, delay);
+    timer.unref?.();
+    return timer;
   }
 
   private clearIdleTimer(): void {
@@ -191,13 +293,52 @@ export class JournalWriter {
     this.idleTimer = null;
   }
 
-  private async letGo(): Promise<void> {
+  /**
+   * Writes what waits in memory to the file, then closes it and releases the lock. When that
+   * write fails, the lock is kept (another writer must not continue the journal without
+   * those frames) and letting go is tried again later; `force` (close, delete) lets go
+   * anyway: the frames are dropped here, the group-commit log holding them is kept on disk
+   * and replayed at the next open, and the failure is thrown.
+   */
+  private async letGo(force: boolean): Promise<void> {
     this.clearIdleTimer();
     const held = this.held;
-    this.held = null;
     if (held === null) return;
+    this.applyDue = true;
+    let failure: unknown = null;
+    try {
+      await this.applyIfDue();
+    } catch (error) {
+      if (await this.fileHolds(held)) {
+        // Another writer put them there (the log replayed after a machine crash).
+        held.unapplied?.clear();
+      } else if (!force) {
+        held.lastUsed = Date.now();
+        this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+        return;
+      } else {
+        failure = error;
+        held.unapplied?.clear();
+        this.log.keepForReplay(error);
+      }
+      this.tail = null;
+    }
+    if (this.applyTimer !== null) clearTimeout(this.applyTimer);
+    this.applyTimer = null;
+    this.held = null;
     await held.handle?.close().catch(() => undefined);
     await held.lease.release();
+    if (failure !== null) throw failure;
+  }
+
+  /** Whether the journal file (read anew) already holds every frame this writer appended. */
+  private async fileHolds(held: HeldJournal): Promise<boolean> {
+    try {
+      const parsed = parseJournal(await this.context.fileSystem.readFile(this.identity.paths.file));
+      return parsed.nonce === held.tail.nonce && parsed.lastSequence >= held.tail.lastSequence;
+    } catch {
+      return false;
+    }
   }
 
   /** Takes the journal's lock (as a lease) and opens it, unless already held. */
@@ -209,7 +350,15 @@ export class JournalWriter {
     try {
       const opened = await this.openTail();
       const now = Date.now();
-      this.held = { lease, handle: opened.handle, tail: opened.tail, since: now, checkedAt: now };
+      this.held = {
+        lease,
+        handle: opened.handle,
+        tail: opened.tail,
+        since: now,
+        checkedAt: now,
+        lastUsed: now,
+        unapplied: null,
+      };
       return this.held;
     } catch (error) {
       await lease.release().catch(() => undefined);
@@ -235,7 +384,9 @@ export class JournalWriter {
   private async writeBatch(batch: QueuedAppend[]): Promise<AppendLogResult[]> {
     const { fileSystem } = this.context;
     const paths = this.identity.paths;
-    const held = await this.hold();
+    // Without an await when the journal is already held: the frames then reach the
+    // group-commit log in the same turn as the append, and join its next flush.
+    const held = this.held ?? (await this.hold());
     const tail = { ...held.tail };
     const start = tail.size;
     const results: AppendLogResult[] = [];
@@ -252,6 +403,23 @@ export class JournalWriter {
       results.push({ ok: true });
     }
     if (frames.length === 0) return results;
+    const joined = frames.length === 1 ? (frames[0] as Uint8Array) : Buffer.concat(frames);
+    if (durability === 'group' && this.canGoThroughLog(held, tail, start)) {
+      const { sessionId, runId } = this.identity;
+      const nonce = tail.nonce as string;
+      // A failed log write rejects here, before anything counts as appended.
+      await this.log.commit({ nonce, sessionId, runId, frames: joined }, this);
+      held.unapplied ??= new UnappliedFrames(fileSystem, paths.file, nonce);
+      held.unapplied.add(joined);
+      tail.size = start + joined.length;
+      tail.covered = tail.size;
+      held.tail = tail;
+      this.tail = tail;
+      this.scheduleApply();
+      return results;
+    }
+    // Written to the file itself: the frames still waiting go first, in order.
+    await this.applyUnapplied();
     const header: Uint8Array[] = [];
     if (held.handle === null || tail.size === 0) {
       // A new journal (or one whose creation a crash interrupted): it starts with its nonce.
@@ -261,11 +429,13 @@ export class JournalWriter {
       header.push(encodeFrame(encodeJournalHeader(tail.nonce)));
     }
     const handle = held.handle;
-    const bytes = Buffer.concat([...header, ...frames]);
+    const bytes = header.length === 0 ? joined : Buffer.concat([...header, joined]);
     try {
-      await writeAll(handle, bytes, start);
+      // A page-cache write, done at once where the handle can (file-system.ts).
+      const written = writeAllNow(handle, bytes, start);
+      if (written !== undefined) await written;
       tail.size = start + bytes.length;
-      if (durability !== 'none') await this.makeDurable(handle, tail, start, frames, durability);
+      if (durability !== 'none') await this.syncJournal(handle, tail);
     } catch (error) {
       // A failed append must not show up later as if it had landed: cut it off again.
       await handle.truncate(start).catch(() => undefined);
@@ -277,32 +447,27 @@ export class JournalWriter {
     return results;
   }
 
-  private async makeDurable(
-    handle: FileHandle,
-    tail: KnownTail,
-    start: number,
-    frames: Uint8Array[],
-    durability: LogDurability,
-  ): Promise<void> {
-    const viaLog =
-      durability === 'group' &&
+  /**
+   * A `group` batch may rely on the group-commit log alone when the journal's header is
+   * durable and everything before the batch is durable or in the log.
+   */
+  private canGoThroughLog(held: HeldJournal, tail: KnownTail, start: number): boolean {
+    return (
       this.log.usable &&
+      held.handle !== null &&
       tail.linked &&
       tail.nonce !== null &&
-      tail.covered === start;
-    if (viaLog) {
-      const { sessionId, runId, paths } = this.identity;
-      await this.log.commit(
-        { nonce: tail.nonce as string, sessionId, runId, frames: Buffer.concat(frames) },
-        paths.file,
-      );
-    } else {
-      await handle.datasync();
-      if (!tail.linked) {
-        await this.context.durability.syncDirectory(this.identity.paths.directory);
-        await this.context.durability.ensureLinked(this.identity.paths.directory, false);
-        tail.linked = true;
-      }
+      tail.covered === start
+    );
+  }
+
+  /** `each`, or `group` without the log: the journal's own fdatasync covers all of it. */
+  private async syncJournal(handle: FileHandle, tail: KnownTail): Promise<void> {
+    await handle.datasync();
+    if (!tail.linked) {
+      await this.context.durability.syncDirectory(this.identity.paths.directory);
+      await this.context.durability.ensureLinked(this.identity.paths.directory, false);
+      tail.linked = true;
     }
     tail.covered = tail.size;
   }

@@ -91,7 +91,12 @@ const optionsSchema = z.strictObject({
 /** Validates options at construction; a bad option is an InvalidConfigError naming it. */
 export function resolveOptions(options: unknown): ResolvedFsAdapterOptions {
   const result = optionsSchema.safeParse(options);
-  if (result.success) return result.data as ResolvedFsAdapterOptions;
+  if (result.success) {
+    // The filesystem object itself, not a copy (zod copies defaults): journal readers of
+    // this process find unapplied frames by it (unapplied-frames.ts).
+    const given = (options as { fileSystem?: FileSystem }).fileSystem;
+    return { ...result.data, fileSystem: given ?? nodeFileSystem } as ResolvedFsAdapterOptions;
+  }
   const issue = result.error.issues[0];
   const option = issue?.path.length ? issue.path.join('.') : null;
   const message = option

@@ -1,4 +1,5 @@
 import type { LogRecordInput } from '@keepsake/core';
+import { framed } from './framing.js';
 
 /**
  * Payloads carried inside frames (see framing.ts). The first byte says what a payload is,
@@ -45,20 +46,20 @@ export interface LogEntry {
   readonly frames: Uint8Array;
 }
 
-export function encodeLogEntry(entry: LogEntry): Uint8Array {
-  const session = Buffer.from(entry.sessionId, 'utf8');
-  const run = Buffer.from(entry.runId, 'utf8');
-  const payload = Buffer.allocUnsafe(
-    1 + NONCE_BYTES + 4 + session.length + run.length + entry.frames.length,
-  );
-  let offset = payload.writeUInt8(LOG_ENTRY, 0);
-  offset += payload.write(entry.nonce, offset, NONCE_BYTES, 'hex');
-  offset = payload.writeUInt16LE(session.length, offset);
-  offset += session.copy(payload, offset);
-  offset = payload.writeUInt16LE(run.length, offset);
-  offset += run.copy(payload, offset);
-  payload.set(entry.frames, offset);
-  return payload;
+/** A log entry, framed (framing.ts) in one allocation. */
+export function encodeLogEntryFrame(entry: LogEntry): Uint8Array {
+  const sessionBytes = Buffer.byteLength(entry.sessionId, 'utf8');
+  const runBytes = Buffer.byteLength(entry.runId, 'utf8');
+  const size = 1 + NONCE_BYTES + 4 + sessionBytes + runBytes + entry.frames.length;
+  return framed(size, (frame, at) => {
+    let offset = frame.writeUInt8(LOG_ENTRY, at);
+    offset += frame.write(entry.nonce, offset, NONCE_BYTES, 'hex');
+    offset = frame.writeUInt16LE(sessionBytes, offset);
+    offset += frame.write(entry.sessionId, offset, sessionBytes, 'utf8');
+    offset = frame.writeUInt16LE(runBytes, offset);
+    offset += frame.write(entry.runId, offset, runBytes, 'utf8');
+    frame.set(entry.frames, offset);
+  });
 }
 
 export function decodeLogEntry(payload: Uint8Array): LogEntry | null {
@@ -99,21 +100,22 @@ export function decodeLogHeader(payload: Uint8Array): unknown {
   }
 }
 
-export function encodeJournalBatch(records: readonly LogRecordInput[]): Uint8Array {
-  const texts = records.map((record) => Buffer.from(record.text, 'utf8'));
-  const size = 5 + texts.reduce((total, text) => total + 12 + text.length, 0);
-  const payload = Buffer.allocUnsafe(size);
-  payload.writeUInt8(JOURNAL_BATCH, 0);
-  payload.writeUInt32LE(records.length, 1);
-  let offset = 5;
-  records.forEach((record, index) => {
-    const text = texts[index] as Buffer;
-    payload.writeDoubleLE(record.sequence, offset);
-    payload.writeUInt32LE(text.length, offset + 8);
-    text.copy(payload, offset + 12);
-    offset += 12 + text.length;
+/** One `appendLog` call's records as a journal batch, framed (framing.ts) in one allocation. */
+export function encodeJournalBatchFrame(records: readonly LogRecordInput[]): Uint8Array {
+  const lengths = records.map((record) => Buffer.byteLength(record.text, 'utf8'));
+  const size = 5 + lengths.reduce((total, length) => total + 12 + length, 0);
+  return framed(size, (frame, at) => {
+    frame.writeUInt8(JOURNAL_BATCH, at);
+    frame.writeUInt32LE(records.length, at + 1);
+    let offset = at + 5;
+    records.forEach((record, index) => {
+      const length = lengths[index] as number;
+      frame.writeDoubleLE(record.sequence, offset);
+      frame.writeUInt32LE(length, offset + 8);
+      frame.write(record.text, offset + 12, length, 'utf8');
+      offset += 12 + length;
+    });
   });
-  return payload;
 }
 
 /** The records of a batch payload, or null when the payload is not a journal batch. */

@@ -24,6 +24,14 @@ export function countingFileSystem(inner: FileSystem): {
       counts.writes++;
       return handle.write(...args);
     },
+    ...(handle.writeSync
+      ? {
+          writeSync: (buffer: Uint8Array, offset: number, length: number, at: number | null) => {
+            counts.writes++;
+            return handle.writeSync?.(buffer, offset, length, at) as number;
+          },
+        }
+      : {}),
     read: (...args) => handle.read(...args),
     sync: () => {
       counts.sync++;

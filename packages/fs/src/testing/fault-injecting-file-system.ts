@@ -274,15 +274,20 @@ export class FaultInjectingFileSystem implements FileSystem {
       if (node.kind !== 'file') throw this.error('EISDIR', operation, path);
       return node;
     };
+    // Both write calls share one model: what writeSync wrote is as unsynced as any write.
+    const write = (buffer: Uint8Array, offset: number, length: number, position: number | null) => {
+      check('write');
+      if (flags === 'r') throw this.error('EBADF', 'write', path);
+      const target = file('write');
+      const at = flags === 'a+' || position === null ? target.size : position;
+      writeAt(target, buffer.subarray(offset, offset + length), at, Date.now());
+      return length;
+    };
     return {
-      write: async (buffer, offset, length, position) => {
-        check('write');
-        if (flags === 'r') throw this.error('EBADF', 'write', path);
-        const target = file('write');
-        const at = flags === 'a+' || position === null ? target.size : position;
-        writeAt(target, buffer.subarray(offset, offset + length), at, Date.now());
-        return { bytesWritten: length };
-      },
+      write: async (buffer, offset, length, position) => ({
+        bytesWritten: write(buffer, offset, length, position),
+      }),
+      writeSync: write,
       read: async (buffer, offset, length, position) => {
         check('read');
         const source = fileBytes(file('read'));
