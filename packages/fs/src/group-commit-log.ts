@@ -44,6 +44,9 @@ export class GroupCommitLog {
   private retireFailure: unknown = null;
   /** Set after a failed log write: appends stop using the log and flush their journal. */
   private failure: unknown = null;
+  /** Moving averages: one flush (write + fdatasync), and resuming one durable append. */
+  private flushMs = 0;
+  private resumeMsPerEntry = 0;
   /** Set when entries of a log could not be written to their journal: logs stay on disk. */
   private keepLogs: unknown = null;
 
@@ -135,32 +138,77 @@ export class GroupCommitLog {
     }
   }
 
+  /**
+   * Flushes what is queued, batch after batch, until nothing is queued or waits to resume.
+   * Two ways to follow a flush, chosen by what costs more (moving averages):
+   * - resuming its appends (their callers' work, core's, the next append) is cheaper than a
+   *   flush: resume them all, wait one turn so their next appends join, flush them together
+   *   (one group, the fewest flushes; what a database's log writer does);
+   * - resuming costs more than a flush: start the next flush first, then resume, so the
+   *   work overlaps the flush instead of alternating with it. With nothing queued to flush,
+   *   half resumes first and their next appends form that flush: two groups then take
+   *   turns, one flushing while the other works.
+   */
   private async writeQueued(): Promise<void> {
-    // Before each batch, one turn of the event loop: the appends whose previous batch just
-    // became durable resume in that turn and append again, so they join this flush instead
-    // of waiting out the next one (what a database's log writer does with its commit queue).
+    let durable: QueuedEntry[] = [];
     await nextTurn();
-    while (this.queue.length > 0) {
-      const batch = this.takeBatch();
-      try {
-        const log = this.current ?? (await this.create());
-        const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
-        const written = writeAllNow(log.handle, bytes, log.size);
-        if (written !== undefined) await written;
-        await log.handle.datasync();
-        log.size += bytes.length;
-        for (const entry of batch) log.journals.add(entry.journal);
-        for (const entry of batch) entry.resolve();
-        if (log.size >= ROTATE_BYTES) {
-          this.current = null;
-          this.startRetiring(log);
-        }
-      } catch (error) {
-        this.failure = error;
-        const failure = toBackendError(error, 'write the group-commit log');
-        for (const entry of batch) entry.reject(failure);
+    while (this.queue.length > 0 || durable.length > 0) {
+      if (!this.worthOverlapping(durable.length)) {
+        this.resume(durable);
+        durable = [];
+        await nextTurn();
+        if (this.queue.length > 0) durable = await this.flush(this.takeBatch());
+        continue;
       }
+      if (this.queue.length === 0) {
+        this.resume(durable.splice(0, Math.ceil(durable.length / 2)));
+        await nextTurn();
+      }
+      const flushing = this.queue.length > 0 ? this.flush(this.takeBatch()) : null;
+      this.resume(durable);
+      durable = flushing === null ? [] : await flushing;
       await nextTurn();
+    }
+  }
+
+  /** Resuming `count` appends at once would take longer than one flush. */
+  private worthOverlapping(count: number): boolean {
+    return count >= 2 && this.resumeMsPerEntry * count > this.flushMs;
+  }
+
+  /** Resolves durable appends; measures, at the next turn, what resuming them cost. */
+  private resume(entries: readonly QueuedEntry[]): void {
+    if (entries.length === 0) return;
+    const started = performance.now();
+    for (const entry of entries) entry.resolve();
+    setImmediate(() => {
+      const msPerEntry = (performance.now() - started) / entries.length;
+      this.resumeMsPerEntry = average(this.resumeMsPerEntry, msPerEntry);
+    });
+  }
+
+  /** Writes and flushes one batch; resolves with it once durable, or with [] on failure. */
+  private async flush(batch: QueuedEntry[]): Promise<QueuedEntry[]> {
+    const started = performance.now();
+    try {
+      const log = this.current ?? (await this.create());
+      const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
+      const written = writeAllNow(log.handle, bytes, log.size);
+      if (written !== undefined) await written;
+      await log.handle.datasync();
+      log.size += bytes.length;
+      for (const entry of batch) log.journals.add(entry.journal);
+      if (log.size >= ROTATE_BYTES) {
+        this.current = null;
+        this.startRetiring(log);
+      }
+      this.flushMs = average(this.flushMs, performance.now() - started);
+      return batch;
+    } catch (error) {
+      this.failure = error;
+      const failure = toBackendError(error, 'write the group-commit log');
+      for (const entry of batch) entry.reject(failure);
+      return [];
     }
   }
 
@@ -229,6 +277,11 @@ export class GroupCommitLog {
     const workers = Math.min(this.context.options.syncConcurrency, journals.length);
     await Promise.all(Array.from({ length: workers }, worker));
   }
+}
+
+/** A moving average that follows a change within a few samples. */
+function average(current: number, sample: number): number {
+  return current === 0 ? sample : current * 0.8 + sample * 0.2;
 }
 
 function nextTurn(): Promise<void> {

@@ -3,9 +3,10 @@ import type { AppendLogResult, LogDurability } from '@keepsake/core';
 import { type AdapterContext, makeDirectory } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import type { Lease } from './file-lock.js';
-import { type FileHandle, readAt, writeAll, writeAllNow } from './file-system.js';
+import { type FileHandle, readAt, writeAllNow } from './file-system.js';
 import { encodeFrame } from './framing.js';
 import type { GroupCommitLog } from './group-commit-log.js';
+import { type ApplyTarget, JournalApplier } from './journal-applier.js';
 import { parseJournal } from './journal-format.js';
 import type { JournalPaths } from './layout.js';
 import { encodeJournalHeader, NONCE_BYTES } from './records.js';
@@ -41,12 +42,6 @@ interface KnownTail {
 
 /** How long an idle writer keeps its journal's lock. */
 const IDLE_MS = 20;
-/**
- * How long frames made durable through the group-commit log may wait before they are
- * written to the journal file (one write for all of them): the most that readers in other
- * processes lag behind. Readers in this process never lag (unapplied-frames.ts).
- */
-const APPLY_MS = 50;
 /** How often a busy writer looks for a wait mark: the longest another writer waits. */
 const WAIT_CHECK_MS = 250;
 /** A writer lets go at least this often, so its lock never looks stale to another host. */
@@ -79,7 +74,7 @@ export interface JournalIdentity {
  * leaves a wait mark, and at least every MAX_HOLD_MS. When an append asks for durability:
  * - `group`: the frames go to the group-commit log, whose one fdatasync is shared with the
  *   appends of every other journal meanwhile (group-commit-log.ts), and are written to the
- *   journal file after it, up to APPLY_MS later, together with every other batch of the
+ *   journal file after it, up to 50 ms later (journal-applier.ts), together with every other batch of the
  *   journal meanwhile (unapplied-frames.ts). This needs the journal's header durable and
  *   everything before the batch durable or in the log; when not (a new journal, earlier
  *   `none` appends, appends of another process), the frames are written to the journal and
@@ -103,10 +98,7 @@ export class JournalWriter {
   private tail: KnownTail | null = null;
   private held: HeldJournal | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  private applyTimer: ReturnType<typeof setTimeout> | null = null;
-  /** Unapplied frames are to be written at the next chance (timer, log retirement). */
-  private applyDue = false;
-  private applyWaiters: Array<{ resolve(): void; reject(error: unknown): void }> = [];
+  private readonly applier = new JournalApplier(() => this.applyTarget());
 
   constructor(context: AdapterContext, identity: JournalIdentity, log: GroupCommitLog) {
     this.context = context;
@@ -153,12 +145,13 @@ export class JournalWriter {
    * log is retired, or on `sync()`); resolves at once when none wait.
    */
   writeUnapplied(): Promise<void> {
-    if (this.held?.unapplied?.isEmpty !== false) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.applyWaiters.push({ resolve, reject });
-      this.applyDue = true;
-      this.kickApply();
-    });
+    return this.applier.all();
+  }
+
+  private applyTarget(): ApplyTarget | null {
+    const held = this.held;
+    if (held === null || held.handle === null || held.unapplied === null) return null;
+    return { handle: held.handle, unapplied: held.unapplied, size: held.tail.size };
   }
 
   /**
@@ -172,7 +165,6 @@ export class JournalWriter {
       .finally(() => {
         this.running = null;
         this.kick();
-        this.kickApply();
       });
     this.running = running;
     return running;
@@ -181,49 +173,6 @@ export class JournalWriter {
   private kick(): void {
     if (this.running !== null || this.queue.length === 0) return;
     void this.exclusively(() => this.pump());
-  }
-
-  /** Runs a due apply now when nothing else runs; else the running pump does it. */
-  private kickApply(): void {
-    if (this.running !== null || !this.applyDue) return;
-    void this.exclusively(() => this.applyIfDue().catch(() => undefined));
-  }
-
-  private scheduleApply(): void {
-    if (this.applyTimer !== null) return;
-    this.applyTimer = setTimeout(() => {
-      this.applyTimer = null;
-      this.applyDue = true;
-      this.kickApply();
-    }, APPLY_MS);
-    this.applyTimer.unref?.();
-  }
-
-  /** Under `running`: writes the unapplied frames when due. A failure keeps them waiting. */
-  private async applyIfDue(): Promise<void> {
-    if (!this.applyDue) return;
-    this.applyDue = false;
-    const waiters = this.applyWaiters;
-    this.applyWaiters = [];
-    try {
-      await this.applyUnapplied();
-      for (const waiter of waiters) waiter.resolve();
-    } catch (error) {
-      const failure = toBackendError(error, `write journal ${this.identity.paths.file}`);
-      for (const waiter of waiters) waiter.reject(failure);
-      throw failure;
-    }
-  }
-
-  /** Under `running`: appends the frames waiting in memory to the file, one write. */
-  private async applyUnapplied(): Promise<void> {
-    const held = this.held;
-    const unapplied = held?.unapplied;
-    if (!held || !unapplied || unapplied.isEmpty || held.handle === null) return;
-    const start = held.tail.size - unapplied.bytes;
-    // Off the event loop: this write may wait behind the filesystem's journal commit.
-    await writeAll(held.handle, unapplied.joined(), start);
-    unapplied.clear();
   }
 
   private async pump(): Promise<void> {
@@ -242,8 +191,6 @@ export class JournalWriter {
         for (const append of batch) append.reject(failure);
       }
     }
-    // A failed apply keeps its frames waiting for the next one (at the latest, letGo).
-    await this.applyIfDue().catch(() => undefined);
     await this.keepOrLetGo();
   }
 
@@ -304,10 +251,9 @@ export class JournalWriter {
     this.clearIdleTimer();
     const held = this.held;
     if (held === null) return;
-    this.applyDue = true;
     let failure: unknown = null;
     try {
-      await this.applyIfDue();
+      await this.applier.all();
     } catch (error) {
       if (await this.fileHolds(held)) {
         // Another writer put them there (the log replayed after a machine crash).
@@ -323,8 +269,7 @@ export class JournalWriter {
       }
       this.tail = null;
     }
-    if (this.applyTimer !== null) clearTimeout(this.applyTimer);
-    this.applyTimer = null;
+    this.applier.cancel();
     this.held = null;
     await held.handle?.close().catch(() => undefined);
     await held.lease.release();
@@ -415,11 +360,11 @@ export class JournalWriter {
       tail.covered = tail.size;
       held.tail = tail;
       this.tail = tail;
-      this.scheduleApply();
+      this.applier.schedule();
       return results;
     }
     // Written to the file itself: the frames still waiting go first, in order.
-    await this.applyUnapplied();
+    await this.applier.all();
     const header: Uint8Array[] = [];
     if (held.handle === null || tail.size === 0) {
       // A new journal (or one whose creation a crash interrupted): it starts with its nonce.

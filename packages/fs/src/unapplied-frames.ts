@@ -43,9 +43,17 @@ export class UnappliedFrames {
     this.byteCount += frames.length;
   }
 
-  /** Everything waiting, as one buffer (the frames stay until `clear`). */
-  joined(): Uint8Array {
-    return this.frames.length === 1 ? (this.frames[0] as Uint8Array) : Buffer.concat(this.frames);
+  /** Everything waiting now, as one buffer, and how many frames that is (for `drop`). */
+  snapshot(): { bytes: Uint8Array; count: number } {
+    const count = this.frames.length;
+    const bytes = count === 1 ? (this.frames[0] as Uint8Array) : Buffer.concat(this.frames);
+    return { bytes, count };
+  }
+
+  /** The first `count` frames reached the file. */
+  drop(count: number): void {
+    for (const frame of this.frames.splice(0, count)) this.byteCount -= frame.length;
+    if (this.frames.length === 0) unregister(this.fileSystem, this);
   }
 
   /** Written to the file, or dropped (a failed write, a deleted journal). */
