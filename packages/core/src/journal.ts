@@ -39,6 +39,9 @@ const FINAL_STATES = new Set<RunTerminalState>([
   'tool-limit-reached',
 ]);
 
+/** The event types, for a check on every streamed event that allocates nothing. */
+const EVENT_TYPES: ReadonlySet<string> = new Set(journalEventTypeSchema.options);
+
 export function isTerminalEvent(type: JournalEventType): boolean {
   return TERMINAL_EVENTS.has(type);
 }
@@ -152,6 +155,8 @@ export class JournalWriter {
   private lastSequence: number | null = null;
   private state: RunTerminalState | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Appends and moves queued or in flight: at 0 an append starts at once, unchained. */
+  private busy = 0;
   /** Set once this writer saw its journal exist; a journal that then vanishes was deleted (B8). */
   private seenJournal = false;
   private deleted = false;
@@ -189,7 +194,7 @@ export class JournalWriter {
       this.options.sessionId = newSessionId;
       this.lastSequence = null;
     });
-    this.queue = result.catch(() => undefined);
+    this.track(result);
     return result;
   }
 
@@ -209,16 +214,27 @@ export class JournalWriter {
     } catch (error) {
       return Promise.reject(error);
     }
-    const result = this.queue.then(() => this.write(prepared));
-    this.queue = result.catch(() => undefined);
+    // A stream awaits each append, so nothing is usually in flight: start at once.
+    const result =
+      this.busy === 0 ? this.write(prepared) : this.queue.then(() => this.write(prepared));
+    this.track(result);
     return result;
   }
 
+  /** Later appends and moves wait for `operation`; `busy` counts it until it settles. */
+  private track(operation: Promise<unknown>): void {
+    this.busy++;
+    const settled = () => {
+      this.busy--;
+    };
+    this.queue = operation.then(settled, settled);
+  }
+
   private prepare(input: JournalEventInput) {
-    const type = journalEventTypeSchema.safeParse(input.type);
-    if (!type.success) {
+    if (typeof input.type !== 'string' || !EVENT_TYPES.has(input.type)) {
       throw new InvalidInputError(`Unknown journal event type ${JSON.stringify(input.type)}`);
     }
+    const type = input.type as JournalEventType;
     const eventId =
       input.eventId === undefined ? randomId() : assertValidId(input.eventId, 'event');
     const data = input.data ?? {};
@@ -243,7 +259,7 @@ export class JournalWriter {
     // The serialized data is spliced into the record's text (one stringify per event); the
     // returned record holds what was stored, not the caller's object (Dates, undefined…).
     return {
-      type: type.data,
+      type,
       eventId,
       data: JSON.parse(dataText) as Record<string, unknown>,
       dataText,

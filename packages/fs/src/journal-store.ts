@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import type { AppendLogResult, LogDurability, LogReadResult, LogRecordInput } from '@keepsake/core';
 import { InvalidInputError } from '@keepsake/core';
 import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
+import { DeadLogWatch } from './dead-log-watch.js';
 import { isNotFound, toBackendError } from './errors.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { assertSafeId, decodeName } from './id-encoding.js';
@@ -23,10 +24,12 @@ export class JournalStore {
   private readonly context: AdapterContext;
   private readonly log: GroupCommitLog;
   private readonly writers = new Map<string, JournalWriter>();
+  private readonly deadLogs: DeadLogWatch;
 
   constructor(context: AdapterContext, log: GroupCommitLog) {
     this.context = context;
     this.log = log;
+    this.deadLogs = new DeadLogWatch(context);
   }
 
   append(
@@ -59,6 +62,8 @@ export class JournalStore {
     assertSafeId(sessionId, 'session');
     assertSafeId(runId, 'run');
     const path = this.context.layout.journal(sessionId, runId).file;
+    // A process that died may hold this journal's latest appends in its log only.
+    await this.deadLogs.catchUp();
     let bytes: Uint8Array;
     try {
       bytes = await this.context.fileSystem.readFile(path);
@@ -162,7 +167,7 @@ export class JournalStore {
       return writer;
     }
     const paths = this.context.layout.journal(sessionId, runId);
-    writer = new JournalWriter(this.context, { sessionId, runId, paths }, this.log);
+    writer = new JournalWriter(this.context, { sessionId, runId, paths }, this.log, this.deadLogs);
     this.writers.set(key, writer);
     if (this.writers.size > IDLE_WRITERS_KEPT) {
       for (const [key, candidate] of this.writers) {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AppendLogResult, LogDurability } from '@keepsake/core';
 import { type AdapterContext, makeDirectory } from './context.js';
+import type { DeadLogWatch } from './dead-log-watch.js';
 import { isNotFound, toBackendError } from './errors.js';
 import type { Lease } from './file-lock.js';
 import { type FileHandle, readAt, writeAllNow } from './file-system.js';
@@ -93,6 +94,7 @@ export class JournalWriter {
   private readonly context: AdapterContext;
   private readonly identity: JournalIdentity;
   private readonly log: GroupCommitLog;
+  private readonly deadLogs: DeadLogWatch;
   private queue: QueuedAppend[] = [];
   private running: Promise<void> | null = null;
   private tail: KnownTail | null = null;
@@ -100,10 +102,16 @@ export class JournalWriter {
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly applier = new JournalApplier(() => this.applyTarget());
 
-  constructor(context: AdapterContext, identity: JournalIdentity, log: GroupCommitLog) {
+  constructor(
+    context: AdapterContext,
+    identity: JournalIdentity,
+    log: GroupCommitLog,
+    deadLogs: DeadLogWatch,
+  ) {
     this.context = context;
     this.identity = identity;
     this.log = log;
+    this.deadLogs = deadLogs;
   }
 
   get isIdle(): boolean {
@@ -291,6 +299,9 @@ export class JournalWriter {
     if (this.held !== null) return this.held;
     const { locks, fileSystem } = this.context;
     const paths = this.identity.paths;
+    // Before taking the journal over: a process that died may hold its latest appends in its
+    // log only (replaying takes the journal's lock, so not while this writer holds it).
+    await this.deadLogs.catchUp();
     const lease = await locks.lease(paths.lock, () => makeDirectory(fileSystem, paths.directory));
     try {
       const opened = await this.openTail();

@@ -35,7 +35,10 @@ interface OrderedEntry {
  * sequence, so replaying twice, or replaying what a process crash left intact, changes
  * nothing. Logs of other hosts are left to those hosts, which replay their own on restart.
  */
-export async function replayDeadLogs(context: AdapterContext): Promise<number> {
+export async function replayDeadLogs(
+  context: AdapterContext,
+  foreign: Set<string> = new Set(),
+): Promise<number> {
   const { fileSystem, layout } = context;
   let names: string[];
   try {
@@ -57,7 +60,10 @@ export async function replayDeadLogs(context: AdapterContext): Promise<number> {
       if (await isOldFile(context, path)) deadLogs.push(path);
       continue;
     }
-    if (owner.host !== thisHost) continue;
+    if (owner.host !== thisHost) {
+      foreign.add(name);
+      continue;
+    }
     if (!isFromEarlierBoot(owner, bootId) && isOwnerAlive(owner.pid, owner.token)) continue;
     deadLogs.push(path);
     payloads.slice(1).forEach((payload, index) => {
