@@ -16,6 +16,16 @@ describe('parseCliOptions', () => {
     expect(options.outputDirectory).toMatch(/bench\/results\/quick$/);
   });
 
+  it('writes a run of some sections beside the committed report, not over it', () => {
+    const options = parseCliOptions(['--only', 'journal']);
+    expect(options.mode).toBe('full');
+    expect(options.only).toEqual(['journal']);
+    expect(options.outputDirectory).toMatch(/bench\/results\/partial$/);
+    expect(parseCliOptions(['--quick', '--only', 'journal']).outputDirectory).toMatch(
+      /bench\/results\/quick$/,
+    );
+  });
+
   it('accepts the `--` that `pnpm run bench -- --quick` passes through', () => {
     expect(parseCliOptions(['--', '--quick']).mode).toBe('quick');
   });

@@ -17,7 +17,8 @@ export const USAGE = `Usage: pnpm bench [--quick] [--only <section>[,<section>â€
   --quick            smaller workloads and 3 rounds: a smoke check that finishes in minutes
   --only <ids>       run only the sections whose id contains one of these words
                      (fs-durable-save, fs-journal-append, fs-flush-all, fs-recovery, fs-memory)
-  --out <dir>        where the report goes (default: bench/results, or bench/results/quick)
+  --out <dir>        where the report goes (default: bench/results for a full run of every
+                     section, bench/results/quick with --quick, else bench/results/partial)
   --scratch <dir>    where files are written while measuring (default: bench/.tmp); keep it
                      on the disk you want measured, never on a tmpfs
 `;
@@ -39,10 +40,14 @@ export function parseCliOptions(argv: readonly string[]): CliOptions {
     allowPositionals: false,
   });
   const mode = values.quick ? 'quick' : 'full';
+  const only = values.only.flatMap((entry) => entry.split(',')).filter((entry) => entry !== '');
+  // Only a full run of every section replaces the committed report; a quick or partial one
+  // goes beside it.
+  const beside = mode === 'quick' ? '/quick' : only.length > 0 ? '/partial' : '';
   return {
     mode,
-    only: values.only.flatMap((entry) => entry.split(',')).filter((entry) => entry !== ''),
-    outputDirectory: values.out ?? `${packageDirectory}results${mode === 'quick' ? '/quick' : ''}`,
+    only,
+    outputDirectory: values.out ?? `${packageDirectory}results${beside}`,
     scratchDirectory: values.scratch ?? `${packageDirectory}.tmp`,
     help: values.help,
   };
