@@ -63,7 +63,7 @@ export class JournalStore {
     assertSafeId(runId, 'run');
     const path = this.context.layout.journal(sessionId, runId).file;
     // A process that died may hold this journal's latest appends in its log only.
-    await this.deadLogs.catchUp();
+    await this.deadLogs.catchUp(true);
     let bytes: Uint8Array;
     try {
       bytes = await this.context.fileSystem.readFile(path);

@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { AppendLogResult, LogDurability } from '@keepsake/core';
 import { type AdapterContext, makeDirectory } from './context.js';
 import type { DeadLogWatch } from './dead-log-watch.js';
-import { isNotFound, toBackendError } from './errors.js';
+import { toBackendError } from './errors.js';
 import type { Lease } from './file-lock.js';
-import { type FileHandle, readAt, writeAllNow } from './file-system.js';
+import { type FileHandle, writeAllNow } from './file-system.js';
 import { encodeFrame } from './framing.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { type ApplyTarget, JournalApplier } from './journal-applier.js';
-import { parseJournal } from './journal-format.js';
+import { fileHolds, type KnownTail, openJournalTail } from './journal-tail.js';
 import type { JournalPaths } from './layout.js';
 import { encodeJournalHeader, NONCE_BYTES } from './records.js';
 import { UnappliedFrames } from './unapplied-frames.js';
@@ -23,22 +23,6 @@ export interface PendingAppend {
 interface QueuedAppend extends PendingAppend {
   resolve(result: AppendLogResult): void;
   reject(error: unknown): void;
-}
-
-/**
- * What this process knows of the journal, valid while the file's inode and size match.
- * `size` and `lastSequence` include the frames not yet written to the file (`unapplied`).
- */
-interface KnownTail {
-  inode: number;
-  size: number;
-  lastSequence: number;
-  /** The journal's nonce (its header); null for a file without one. */
-  nonce: string | null;
-  /** The file's name and header are durable (file and directory fsynced since creation). */
-  linked: boolean;
-  /** Bytes from the start that are durable, or covered by the group-commit log. */
-  covered: number;
 }
 
 /** How long an idle writer keeps its journal's lock. */
@@ -263,7 +247,7 @@ export class JournalWriter {
     try {
       await this.applier.all();
     } catch (error) {
-      if (await this.fileHolds(held)) {
+      if (await fileHolds(this.context.fileSystem, this.identity.paths.file, held.tail)) {
         // Another writer put them there (the log replayed after a machine crash).
         held.unapplied?.clear();
       } else if (!force) {
@@ -284,16 +268,6 @@ export class JournalWriter {
     if (failure !== null) throw failure;
   }
 
-  /** Whether the journal file (read anew) already holds every frame this writer appended. */
-  private async fileHolds(held: HeldJournal): Promise<boolean> {
-    try {
-      const parsed = parseJournal(await this.context.fileSystem.readFile(this.identity.paths.file));
-      return parsed.nonce === held.tail.nonce && parsed.lastSequence >= held.tail.lastSequence;
-    } catch {
-      return false;
-    }
-  }
-
   /** Takes the journal's lock (as a lease) and opens it, unless already held. */
   private async hold(): Promise<HeldJournal> {
     if (this.held !== null) return this.held;
@@ -304,7 +278,11 @@ export class JournalWriter {
     await this.deadLogs.catchUp();
     const lease = await locks.lease(paths.lock, () => makeDirectory(fileSystem, paths.directory));
     try {
-      const opened = await this.openTail();
+      const opened = await openJournalTail(
+        this.context.fileSystem,
+        this.identity.paths.file,
+        this.tail,
+      );
       const now = Date.now();
       this.held = {
         lease,
@@ -426,44 +404,5 @@ export class JournalWriter {
       tail.linked = true;
     }
     tail.covered = tail.size;
-  }
-
-  /**
-   * Under the lock: the file's tail, from memory when the file is as this process left it,
-   * else from the file, cutting a torn tail (E3). `handle` is null when the file is missing.
-   */
-  private async openTail(): Promise<{ handle: FileHandle | null; tail: KnownTail }> {
-    const { fileSystem } = this.context;
-    const path = this.identity.paths.file;
-    let stats: Awaited<ReturnType<typeof fileSystem.stat>>;
-    try {
-      stats = await fileSystem.stat(path);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      const tail = { inode: -1, size: 0, lastSequence: 0, nonce: null, linked: false, covered: 0 };
-      return { handle: null, tail };
-    }
-    const handle = await fileSystem.open(path, 'r+');
-    const known = this.tail;
-    if (known && known.inode === stats.ino && known.size === stats.size) {
-      return { handle, tail: { ...known } };
-    }
-    try {
-      const parsed = parseJournal(await readAt(handle, stats.size, 0));
-      if (parsed.torn) await handle.truncate(parsed.validLength);
-      // Written by another process or an earlier one: nothing is known to be durable.
-      const tail: KnownTail = {
-        inode: stats.ino,
-        size: parsed.validLength,
-        lastSequence: parsed.lastSequence,
-        nonce: parsed.nonce,
-        linked: false,
-        covered: 0,
-      };
-      return { handle, tail };
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      throw error;
-    }
   }
 }

@@ -78,16 +78,25 @@ export async function replayDeadLogs(
     const key = `${sessionId}/${runId}`;
     byJournal.set(key, [...(byJournal.get(key) ?? []), ordered]);
   }
-  for (const journal of byJournal.values()) {
-    const { sessionId, runId } = (journal[0] as OrderedEntry).entry;
-    const paths = layout.journal(sessionId, runId);
-    await context.locks.withLock(
-      paths.lock,
-      () => makeDirectory(fileSystem, paths.directory),
-      () => replayInto(context, paths.file, journal),
-      true,
-    );
-  }
+  // Journals are independent: several at a time, each under its own lock (a crash with many
+  // streams in flight leaves many journals to catch up, each ending with an fdatasync).
+  const journals = [...byJournal.values()];
+  let next = 0;
+  const worker = async () => {
+    while (next < journals.length) {
+      const journal = journals[next++] as OrderedEntry[];
+      const { sessionId, runId } = (journal[0] as OrderedEntry).entry;
+      const paths = layout.journal(sessionId, runId);
+      await context.locks.withLock(
+        paths.lock,
+        () => makeDirectory(fileSystem, paths.directory),
+        () => replayInto(context, paths.file, journal),
+        true,
+      );
+    }
+  };
+  const workers = Math.min(context.options.syncConcurrency, journals.length);
+  await Promise.all(Array.from({ length: workers }, worker));
   for (const path of deadLogs) {
     try {
       await fileSystem.unlink(path);
