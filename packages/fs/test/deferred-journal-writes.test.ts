@@ -1,9 +1,8 @@
 import { BackendError } from '@keepsake/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { FileHandle, FileSystem } from '../src/file-system.js';
 import { fsAdapter } from '../src/index.js';
 import { parseJournal } from '../src/journal-format.js';
-import { faultInjectingFileSystem } from '../src/testing/index.js';
+import { countingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
 
 const record = (sequence: number) => ({ sequence, text: JSON.stringify({ sequence }) });
 const records = (from: number, count: number) =>
@@ -18,48 +17,6 @@ function journalOnDisk(disk: ReturnType<typeof faultInjectingFileSystem>) {
   return bytes === null ? null : parseJournal(bytes);
 }
 
-/** Counts write calls per path (a counting wrapper around the simulated disk). */
-function countingWrites(inner: FileSystem): {
-  fileSystem: FileSystem;
-  writes: Map<string, number>;
-} {
-  const writes = new Map<string, number>();
-  const count = (path: string) => writes.set(path, (writes.get(path) ?? 0) + 1);
-  const wrap = (handle: FileHandle, path: string): FileHandle => ({
-    ...handle,
-    write: (...args) => {
-      count(path);
-      return handle.write(...args);
-    },
-    writeSync: (...args) => {
-      count(path);
-      return handle.writeSync?.(...args) as number;
-    },
-    read: (...args) => handle.read(...args),
-    sync: () => handle.sync(),
-    datasync: () => handle.datasync(),
-    truncate: (length) => handle.truncate(length),
-    stat: () => handle.stat(),
-    close: () => handle.close(),
-  });
-  const fileSystem: FileSystem = {
-    ...inner,
-    open: async (path, flags) => wrap(await inner.open(path, flags), path),
-    rename: (from, to) => inner.rename(from, to),
-    unlink: (path) => inner.unlink(path),
-    mkdir: (path) => inner.mkdir(path),
-    rmdir: (path) => inner.rmdir(path),
-    readdir: (path) => inner.readdir(path),
-    readFile: (path) => inner.readFile(path),
-    stat: (path) => inner.stat(path),
-    lstat: (path) => inner.lstat(path),
-    symlink: (target, path) => inner.symlink(target, path),
-    readlink: (path) => inner.readlink(path),
-    bootId: () => inner.bootId?.() ?? Promise.resolve(null),
-  };
-  return { fileSystem, writes };
-}
-
 describe('group-committed journal writes', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -69,7 +26,7 @@ describe('group-committed journal writes', () => {
     // Timers are held still, so nothing is written to the journal behind the test's back.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const disk = faultInjectingFileSystem();
-    const { fileSystem, writes } = countingWrites(disk);
+    const { fileSystem, counts } = countingFileSystem(disk);
     const adapter = fsAdapter({ directory: '/store', fileSystem });
     await adapter.open();
     // The first append creates the journal and flushes it (its header must be durable).
@@ -77,7 +34,7 @@ describe('group-committed journal writes', () => {
     for (let sequence = 2; sequence <= 40; sequence++) {
       expect(await adapter.appendLog('s', 'r', [record(sequence)], group)).toEqual({ ok: true });
     }
-    const journalWrites = () => writes.get('/store/journals/s=/r=.journal') ?? 0;
+    const journalWrites = () => counts.writesByPath.get('/store/journals/s=/r=.journal') ?? 0;
     expect(journalWrites()).toBe(1);
     expect(journalOnDisk(disk)?.lastSequence).toBe(1);
     // Readers in this process, through any adapter, already see every durable append.

@@ -7,7 +7,9 @@ export interface FileSystemCallCounts {
   datasync: number;
   opens: number;
   renames: number;
+  /** write calls (`write` and `writeSync`), in all and by the path the file was opened at. */
   writes: number;
+  writesByPath: Map<string, number>;
 }
 
 /**
@@ -18,16 +20,27 @@ export function countingFileSystem(inner: FileSystem): {
   fileSystem: FileSystem;
   counts: FileSystemCallCounts;
 } {
-  const counts: FileSystemCallCounts = { sync: 0, datasync: 0, opens: 0, renames: 0, writes: 0 };
-  const wrap = (handle: FileHandle): FileHandle => ({
+  const counts: FileSystemCallCounts = {
+    sync: 0,
+    datasync: 0,
+    opens: 0,
+    renames: 0,
+    writes: 0,
+    writesByPath: new Map(),
+  };
+  const countWrite = (path: string) => {
+    counts.writes++;
+    counts.writesByPath.set(path, (counts.writesByPath.get(path) ?? 0) + 1);
+  };
+  const wrap = (handle: FileHandle, path: string): FileHandle => ({
     write: (...args) => {
-      counts.writes++;
+      countWrite(path);
       return handle.write(...args);
     },
     ...(handle.writeSync
       ? {
           writeSync: (buffer: Uint8Array, offset: number, length: number, at: number | null) => {
-            counts.writes++;
+            countWrite(path);
             return handle.writeSync?.(buffer, offset, length, at) as number;
           },
         }
@@ -48,7 +61,7 @@ export function countingFileSystem(inner: FileSystem): {
   const fileSystem: FileSystem = {
     open: async (path, flags) => {
       counts.opens++;
-      return wrap(await inner.open(path, flags));
+      return wrap(await inner.open(path, flags), path);
     },
     rename: (from, to) => {
       counts.renames++;
