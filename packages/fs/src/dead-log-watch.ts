@@ -1,7 +1,7 @@
 import type { AdapterContext } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { isOwnerAlive } from './file-lock.js';
-import { LOG_SUFFIX } from './group-commit-log.js';
+import { LOG_SUFFIX } from './log-file.js';
 import { replayDeadLogs } from './log-replay.js';
 
 /**

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { currentBootId } from './boot.js';
-import { type AdapterContext, makeDirectory } from './context.js';
+import type { AdapterContext } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
-import { holdToken, releaseToken, thisHost } from './file-lock.js';
-import { type FileHandle, writeAll, writeAllNow } from './file-system.js';
-import { encodeFrame } from './framing.js';
-import { encodeLogEntryFrame, encodeLogHeader, type LogEntry } from './records.js';
+import { holdToken, releaseToken } from './file-lock.js';
+import { writeAllNow } from './file-system.js';
+import { createLogFile, type OpenLog } from './log-file.js';
+import { encodeLogEntryFrame, type LogEntry } from './records.js';
 
 /**
- * A log is retired (its journals fsynced, the file removed) once it holds this much.
- * Retiring fsyncs every journal the log covers: 100 streams at 8 MiB meant 100 fsyncs per
- * ~7,600 appends, competing with the log's own flushes. A replay after a crash reads the
- * logs left, usually one or two of this size (the current one and one being retired).
+ * Logs are preallocated (log-file.ts); a full log is retired (its journals written and
+ * fsynced, the file removed) and the next one, prepared meanwhile, takes over. The first
+ * log of a process is small and each next one twice the size, up to MAX_LOG_BYTES: a
+ * process that journals little writes few zeros, a busy one retires rarely (retiring
+ * fsyncs every journal the log covers; 100 streams at 8 MiB meant 100 fsyncs per ~7,600
+ * appends). A replay after a crash reads the logs left, usually one or two.
  */
-const ROTATE_BYTES = 32 * 1024 * 1024;
-export const LOG_SUFFIX = '.log';
+const FIRST_LOG_BYTES = 256 * 1024;
+const MAX_LOG_BYTES = 32 * 1024 * 1024;
 
 /** A journal with entries in the log: written and fsynced before the log is removed. */
 export interface LogSink {
@@ -32,8 +32,8 @@ export interface LogSink {
  * arrived meanwhile durable at once, and each append resolves after it. The journal file gets
  * the frames shortly after (journal-writer.ts, unapplied-frames.ts).
  *
- * A log is retired once it holds `ROTATE_BYTES` (and on `sync()` and `close()`): the journals
- * it covers are written and fdatasynced, then it is removed. After a crash or a power loss, `open()`
+ * A log is retired once full (and on `close()`): the journals it covers are written and
+ * fdatasynced, then it is removed. After a crash or a power loss, `open()`
  * replays the logs of dead processes into their journals (log-replay.ts). Only one log file
  * is written at a time; retiring the previous one runs in the background.
  */
@@ -41,6 +41,9 @@ export class GroupCommitLog {
   private readonly context: AdapterContext;
   private readonly token = randomBytes(8).toString('hex');
   private current: OpenLog | null = null;
+  /** The next log, being prepared once the current one is half full. */
+  private spare: Promise<OpenLog> | null = null;
+  private nextLogBytes = FIRST_LOG_BYTES;
   private sequence = 0;
   private queue: QueuedEntry[] = [];
   private running: Promise<void> | null = null;
@@ -109,6 +112,9 @@ export class GroupCommitLog {
     const current = this.current;
     this.current = null;
     if (current) this.startRetiring(current);
+    const spare = this.spare;
+    this.spare = null;
+    if (spare) this.retiring.push(discardSpare(this.context, spare));
     releaseToken(this.token);
     await this.settleRetiring();
   }
@@ -196,17 +202,13 @@ export class GroupCommitLog {
   private async flush(batch: QueuedEntry[]): Promise<QueuedEntry[]> {
     const started = performance.now();
     try {
-      const log = this.current ?? (await this.create());
       const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
+      const log = await this.logFor(bytes.length);
       const written = writeAllNow(log.handle, bytes, log.size);
       if (written !== undefined) await written;
       await log.handle.datasync();
       log.size += bytes.length;
       for (const entry of batch) log.journals.add(entry.journal);
-      if (log.size >= ROTATE_BYTES) {
-        this.current = null;
-        this.startRetiring(log);
-      }
       this.flushMs = average(this.flushMs, performance.now() - started);
       return batch;
     } catch (error) {
@@ -230,33 +232,37 @@ export class GroupCommitLog {
     return batch;
   }
 
-  /** A new log: its header (the owner, for replay) durable before any entry counts. */
-  private async create(): Promise<OpenLog> {
-    const { fileSystem, layout, durability } = this.context;
-    await makeDirectory(fileSystem, layout.logDirectory);
-    const name = `${process.pid}-${this.token}-${this.sequence++}${LOG_SUFFIX}`;
-    const path = join(layout.logDirectory, name);
-    const handle = await fileSystem.open(path, 'wx');
-    try {
-      const owner = {
-        pid: process.pid,
-        host: thisHost,
-        token: this.token,
-        createdAt: Date.now(),
-        boot: await currentBootId(fileSystem),
-      };
-      const header = encodeFrame(encodeLogHeader(owner));
-      await writeAll(handle, header, 0);
-      await handle.datasync();
-      await durability.syncDirectory(layout.logDirectory);
-      await durability.ensureLinked(layout.logDirectory, true);
-      const log: OpenLog = { path, handle, size: header.length, journals: new Set() };
-      this.current = log;
-      return log;
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      throw error;
+  /**
+   * The log `bytes` more go to: the current one while they fit in what it preallocated
+   * (a batch larger than a whole log goes to an empty one, which grows), else the next.
+   */
+  private async logFor(bytes: number): Promise<OpenLog> {
+    let log = this.current;
+    if (log !== null && log.size + bytes > log.capacity && log.size > log.start) {
+      this.current = null;
+      this.startRetiring(log);
+      log = null;
     }
+    if (log === null) {
+      const spare = this.spare;
+      this.spare = null;
+      log = (await spare?.catch(() => null)) ?? (await this.create());
+      this.current = log;
+    }
+    if (this.spare === null && log.size - log.start > (log.capacity - log.start) / 2) {
+      const spare = this.create();
+      // Awaited when it takes over; a failure then means creating one on the spot.
+      spare.catch(() => undefined);
+      this.spare = spare;
+    }
+    return log;
+  }
+
+  private create(): Promise<OpenLog> {
+    const bytes = this.nextLogBytes;
+    this.nextLogBytes = Math.min(bytes * 2, MAX_LOG_BYTES);
+    const name = `${process.pid}-${this.token}-${this.sequence++}`;
+    return createLogFile(this.context, name, { pid: process.pid, token: this.token }, bytes);
   }
 
   private async retire(log: OpenLog): Promise<void> {
@@ -289,16 +295,20 @@ function average(current: number, sample: number): number {
   return current === 0 ? sample : current * 0.8 + sample * 0.2;
 }
 
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/** A prepared log that no entry went to: closed and removed. */
+async function discardSpare(context: AdapterContext, spare: Promise<OpenLog>): Promise<void> {
+  const log = await spare.catch(() => null);
+  if (log === null) return;
+  await log.handle.close().catch(() => undefined);
+  try {
+    await context.fileSystem.unlink(log.path);
+  } catch (error) {
+    if (!isNotFound(error)) throw toBackendError(error, `remove ${log.path}`);
+  }
 }
 
-interface OpenLog {
-  readonly path: string;
-  readonly handle: FileHandle;
-  size: number;
-  /** Journals with entries in this log, written and fsynced before the log is removed. */
-  readonly journals: Set<LogSink>;
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 interface QueuedEntry {

@@ -5,9 +5,9 @@ import { isNotFound, toBackendError } from './errors.js';
 import { isOwnerAlive, thisHost } from './file-lock.js';
 import { type FileHandle, readAt, writeAll } from './file-system.js';
 import { decodeFrames, encodeFrame } from './framing.js';
-import { LOG_SUFFIX } from './group-commit-log.js';
 import { isSafeId } from './id-encoding.js';
 import { parseJournal } from './journal-format.js';
+import { LOG_SUFFIX } from './log-file.js';
 import { decodeJournalBatch, decodeLogEntry, decodeLogHeader, type LogEntry } from './records.js';
 
 /** A log without a readable header younger than this may be one a live process is creating. */

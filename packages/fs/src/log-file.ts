@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import { currentBootId } from './boot.js';
+import { type AdapterContext, makeDirectory } from './context.js';
+import { thisHost } from './file-lock.js';
+import { type FileHandle, writeAll } from './file-system.js';
+import { encodeFrame } from './framing.js';
+import type { LogSink } from './group-commit-log.js';
+import { encodeLogHeader } from './records.js';
+
+export const LOG_SUFFIX = '.log';
+/** Zeros are written in pieces of this size, so preallocating allocates no big buffer. */
+const ZERO_CHUNK_BYTES = 1024 * 1024;
+const zeros = Buffer.alloc(ZERO_CHUNK_BYTES);
+
+export interface OpenLog {
+  readonly path: string;
+  readonly handle: FileHandle;
+  /** Where the next entry goes: after the header and the entries so far. */
+  size: number;
+  /** Where the header ends: a log no entry was written to has `size === start`. */
+  readonly start: number;
+  /** Bytes allocated (zeros written and flushed) from the start of the file. */
+  readonly capacity: number;
+  /** Journals with entries in this log, written and fsynced before the log is removed. */
+  readonly journals: Set<LogSink>;
+}
+
+/**
+ * A new group-commit log (`wal/<pid>-<token>-<n>.log`): its header (the owner, for replay)
+ * and zeros up to `capacity`, all durable, name included, before any entry counts. The
+ * zeros are there so that flushing an entry never changes the file's size: an fdatasync
+ * that only flushes data skips the filesystem's journal commit, about half the time of one
+ * that must also record a new size (0.27 ms against 0.51 ms for 16 KiB on ext4 here).
+ * Reading stops at the zeros: a zero length with a zero checksum is not a valid frame.
+ */
+export async function createLogFile(
+  context: AdapterContext,
+  name: string,
+  owner: { pid: number; token: string },
+  capacity: number,
+): Promise<OpenLog> {
+  const { fileSystem, layout, durability } = context;
+  await makeDirectory(fileSystem, layout.logDirectory);
+  const path = join(layout.logDirectory, `${name}${LOG_SUFFIX}`);
+  const handle = await fileSystem.open(path, 'wx');
+  try {
+    const header = encodeFrame(
+      encodeLogHeader({
+        ...owner,
+        host: thisHost,
+        createdAt: Date.now(),
+        boot: await currentBootId(fileSystem),
+      }),
+    );
+    await writeAll(handle, header, 0);
+    for (let offset = header.length; offset < capacity; offset += ZERO_CHUNK_BYTES) {
+      const length = Math.min(ZERO_CHUNK_BYTES, capacity - offset);
+      await writeAll(handle, zeros.subarray(0, length), offset);
+    }
+    await handle.datasync();
+    await durability.syncDirectory(layout.logDirectory);
+    await durability.ensureLinked(layout.logDirectory, true);
+    return {
+      path,
+      handle,
+      size: header.length,
+      start: header.length,
+      capacity: Math.max(capacity, header.length),
+      journals: new Set(),
+    };
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  }
+}
