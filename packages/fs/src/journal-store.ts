@@ -160,12 +160,9 @@ export class JournalStore {
     // Keyed by the ids (which never hold a `/`), so a streamed event computes no paths.
     const key = writerKey(sessionId, runId);
     let writer = this.writers.get(key);
-    if (writer) {
-      // Map order is recency order: the least recently used idle writers go first.
-      this.writers.delete(key);
-      this.writers.set(key, writer);
-      return writer;
-    }
+    // No reordering per event: past the cap, idle writers go oldest first. An idle writer
+    // holds no lock and no file, only what it knows of the tail (re-read when needed).
+    if (writer) return writer;
     const paths = this.context.layout.journal(sessionId, runId);
     writer = new JournalWriter(this.context, { sessionId, runId, paths }, this.log, this.deadLogs);
     this.writers.set(key, writer);
