@@ -1,12 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSessionStore, NotFoundError } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
 import { fsAdapter } from '../src/index.js';
-import { tempDirectory } from './helpers.js';
+import { spawnFixture, tempDirectory } from './helpers.js';
 
 /**
  * B1/B3/E2/E3 with real crashes: a child process saves, runs, appends and checkpoints in a
@@ -27,8 +24,6 @@ const sessionsOf = (epoch: number) => [`crash-${epoch}`, `Crash-${epoch}`];
 const CHILD_STALL_MS = 30_000;
 /** Children started ahead of time, waiting for "go". */
 const READY_AHEAD = 3;
-const hooks = fileURLToPath(new URL('./fixtures/ts-hooks.mjs', import.meta.url));
-const childScript = fileURLToPath(new URL('./fixtures/crash-child.ts', import.meta.url));
 
 interface Acknowledged {
   /** Message ids per session, in the order they were acknowledged. */
@@ -50,23 +45,7 @@ interface Child {
 function startChild(directory: string, index: number): Child {
   const label = `k${index}`;
   const epoch = String(epochOf(index));
-  const child = spawn(
-    process.execPath,
-    [
-      '--disable-warning=ExperimentalWarning',
-      '--import',
-      hooks,
-      childScript,
-      directory,
-      label,
-      epoch,
-    ],
-    {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Start-up is most of a child's life: let the children share compiled code.
-      env: { ...process.env, NODE_COMPILE_CACHE: join(tmpdir(), 'keepsake-fs-crash-test-cache') },
-    },
-  );
+  const child = spawnFixture('crash-child.ts', [directory, label, epoch]);
   let markReady!: () => void;
   let markWorking!: () => void;
   const state: Child = {

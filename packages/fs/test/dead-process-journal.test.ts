@@ -1,30 +1,15 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseJournal } from '../src/journal-format.js';
-import { openAdapter, tempDirectory } from './helpers.js';
+import { openAdapter, spawnFixture, tempDirectory } from './helpers.js';
 
-const hooks = fileURLToPath(new URL('./fixtures/ts-hooks.mjs', import.meta.url));
-const childScript = fileURLToPath(new URL('./fixtures/group-append-child.ts', import.meta.url));
 const COUNT = 30;
 
 /** Runs the child (a real process on the real filesystem) until its SIGKILL. */
 async function appendThenDie(directory: string): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--disable-warning=ExperimentalWarning',
-      '--import',
-      hooks,
-      childScript,
-      directory,
-      `${COUNT}`,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const child = spawnFixture('group-append-child.ts', [directory, `${COUNT}`]);
   let errors = '';
   child.stderr.on('data', (chunk) => {
     errors += String(chunk);

@@ -1,6 +1,8 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { SessionSummary, StorageAdapter } from '@keepsake/core';
 import { afterEach } from 'vitest';
 import { type FsAdapterOptions, fsAdapter } from '../src/index.js';
@@ -61,3 +63,25 @@ export function summary(id: string, updatedAt: number, title = ''): SessionSumma
 export const full = (revision: number, text: string) => ({ kind: 'full', revision, text }) as const;
 export const delta = (revision: number, text: string) =>
   ({ kind: 'delta', revision, text }) as const;
+
+const tsHooks = fileURLToPath(new URL('./fixtures/ts-hooks.mjs', import.meta.url));
+
+/**
+ * Starts `test/fixtures/<script>` (TypeScript, through the test's loader hooks) in a real
+ * Node process with `args`; stdin, stdout and stderr are pipes. Children share a compile
+ * cache: start-up is most of a short child's life.
+ */
+export function spawnFixture(
+  script: string,
+  args: readonly string[],
+): ChildProcessWithoutNullStreams {
+  const path = fileURLToPath(new URL(`./fixtures/${script}`, import.meta.url));
+  return spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', '--import', tsHooks, path, ...args],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_COMPILE_CACHE: join(tmpdir(), 'keepsake-fs-crash-test-cache') },
+    },
+  );
+}

@@ -1,12 +1,8 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSessionStore } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
 import { fsAdapter } from '../src/index.js';
-import { tempDirectory } from './helpers.js';
+import { spawnFixture, tempDirectory } from './helpers.js';
 
 /**
  * B4 across processes: two processes make 200 read-modify-write saves each on one session
@@ -15,27 +11,9 @@ import { tempDirectory } from './helpers.js';
  * 400 messages, each once, each process's in its own order: no lost update.
  */
 const SAVES = 200;
-const hooks = fileURLToPath(new URL('./fixtures/ts-hooks.mjs', import.meta.url));
-const childScript = fileURLToPath(new URL('./fixtures/rmw-child.ts', import.meta.url));
 
 async function runChild(directory: string, label: string, start: Promise<void>) {
-  const child = spawn(
-    process.execPath,
-    [
-      '--disable-warning=ExperimentalWarning',
-      '--import',
-      hooks,
-      childScript,
-      directory,
-      'shared',
-      label,
-      String(SAVES),
-    ],
-    {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_COMPILE_CACHE: join(tmpdir(), 'keepsake-fs-crash-test-cache') },
-    },
-  );
+  const child = spawnFixture('rmw-child.ts', [directory, 'shared', label, String(SAVES)]);
   let output = '';
   let errors = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
