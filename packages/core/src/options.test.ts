@@ -14,6 +14,7 @@ describe('store options', () => {
     [{ journal: { durability: 'sometimes' } }, 'journal.durability'],
     [{ limits: { maxMessages: 1.5 } }, 'limits.maxMessages'],
     [{ checkpoint: { intervalMs: 100, unknown: 1 } }, 'checkpoint'],
+    [{ deltas: { compactRatio: -0.5 } }, 'deltas.compactRatio'],
   ])('rejects %j as InvalidConfigError naming %s', (options, path) => {
     let thrown: unknown;
     try {

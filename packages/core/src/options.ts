@@ -34,7 +34,10 @@ const optionsSchema = z.object({
     .strict()
     .optional(),
   lifecycle: z.object({ drainDeadlineMs: positiveInt.optional() }).strict().optional(),
-  deltas: z.object({ compactAfter: positiveInt.optional() }).strict().optional(),
+  deltas: z
+    .object({ compactAfter: positiveInt.optional(), compactRatio: nonNegative.optional() })
+    .strict()
+    .optional(),
   flushConcurrency: positiveInt.optional(),
 });
 
@@ -51,6 +54,7 @@ export interface ResolvedOptions {
   giveUpMs: number;
   drainDeadlineMs: number;
   compactAfter: number;
+  compactRatio: number;
   flushConcurrency: number;
 }
 
@@ -95,6 +99,7 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
     giveUpMs: value.recovery?.giveUpMs ?? 86_400_000,
     drainDeadlineMs: value.lifecycle?.drainDeadlineMs ?? 10_000,
     compactAfter: value.deltas?.compactAfter ?? 64,
+    compactRatio: value.deltas?.compactRatio ?? 1,
     flushConcurrency: value.flushConcurrency ?? 8,
   };
 }

@@ -11,6 +11,8 @@ export interface CacheEntry {
   storedHeadText: string | null;
   /** Delta writes since the last full write. */
   deltasSinceFull: number;
+  /** Bytes of those delta writes (approximate), weighed against the full write to compact. */
+  deltaBytesSinceFull: number;
   /** Approximate stored size in bytes (A3). */
   storedBytes: number;
   /** C1: whether what is stored was written (or read) durably; flushAll re-persists the rest. */

@@ -32,6 +32,7 @@ export interface PersistenceOptions {
   clock: Clock;
   limits: StoreLimits;
   compactAfter: number;
+  compactRatio: number;
   emit(event: StoreEvent): void;
 }
 
@@ -84,6 +85,7 @@ export class SessionPersistence {
       storedMessages: [...session.messages],
       storedHeadText: JSON.stringify(headOf(session)),
       deltasSinceFull: stored.deltas.length,
+      deltaBytesSinceFull: decoded.byteSize - stored.base.length,
       storedBytes: decoded.byteSize,
       durable: true,
       indexStale: false,
@@ -111,6 +113,7 @@ export class SessionPersistence {
       storedMessages: [...decoded.session.messages],
       storedHeadText: null,
       deltasSinceFull: 0,
+      deltaBytesSinceFull: 0,
       storedBytes: decoded.byteSize,
       durable: true,
       indexStale: false,
@@ -159,15 +162,22 @@ export class SessionPersistence {
     const revision = rewrite ? entry.storedRevision! : (entry.storedRevision ?? 0) + 1;
     const updatedAt = options.touchUpdatedAt === false || rewrite ? session.updatedAt : now;
     const head = { ...headOf(session), revision, updatedAt };
-    const useDelta =
+    let useDelta =
       adapter.capabilities.appendDeltas &&
       entry.storedRevision !== null &&
       prefixKept &&
-      entry.deltasSinceFull < this.options.compactAfter;
-    const text = useDelta
+      !this.compactionDue(entry);
+    let text = useDelta
       ? encodeDelta(head, stored.length, messages.slice(stored.length))
       : encodeFull({ ...head, messages } as Session);
-    const textBytes = Buffer.byteLength(text);
+    let textBytes = Buffer.byteLength(text);
+    if (useDelta && entry.storedBytes + textBytes > limits.maxDocumentBytes) {
+      // Deltas repeat the head, so base + deltas can pass the limit before the document
+      // does: a full write measures the document itself.
+      useDelta = false;
+      text = encodeFull({ ...head, messages } as Session);
+      textBytes = Buffer.byteLength(text);
+    }
     const totalBytes = useDelta ? entry.storedBytes + textBytes : textBytes;
     if (totalBytes > limits.maxDocumentBytes) {
       throw new LimitExceededError(
@@ -210,6 +220,7 @@ export class SessionPersistence {
     entry.storedMessages = writtenMessages;
     entry.storedHeadText = writtenHeadText;
     entry.deltasSinceFull = useDelta ? entry.deltasSinceFull + 1 : 0;
+    entry.deltaBytesSinceFull = useDelta ? entry.deltaBytesSinceFull + textBytes : 0;
     entry.storedBytes = totalBytes;
     entry.durable = durable;
     entry.indexStale = options.skipIndex === true;
@@ -226,6 +237,18 @@ export class SessionPersistence {
       delta: useDelta,
     });
     return session;
+  }
+
+  /**
+   * Whether the next save should rewrite the document in full: enough deltas, and deltas
+   * weighing at least `compactRatio` times the last full write. Compacting on a count alone
+   * would rewrite a long history every few saves, O(history) per save.
+   */
+  private compactionDue(entry: CacheEntry): boolean {
+    const { compactAfter, compactRatio } = this.options;
+    if (entry.deltasSinceFull < compactAfter) return false;
+    const fullBytes = entry.storedBytes - entry.deltaBytesSinceFull;
+    return entry.deltaBytesSinceFull >= compactRatio * fullBytes;
   }
 
   /** Whether the live session differs from what was last written (C4). */

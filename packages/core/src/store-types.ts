@@ -55,8 +55,15 @@ export interface SessionStoreOptions {
     drainDeadlineMs?: number;
   };
   deltas?: {
-    /** Appended-message deltas kept before the next save rewrites the document in full. @default 64 */
+    /** Fewest appended-message deltas before a save may rewrite the document in full. @default 64 */
     compactAfter?: number;
+    /**
+     * A save rewrites the document in full only once the deltas since the last full write
+     * weigh at least this many times that write, so the rewrite's cost spread over the
+     * deltas stays proportional to what they added (O(1) per appended byte, whatever the
+     * history). 0 compacts on `compactAfter` alone. @default 1
+     */
+    compactRatio?: number;
   };
   /** B2/C1: concurrency of flushAll. @default 8 */
   flushConcurrency?: number;

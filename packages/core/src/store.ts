@@ -93,6 +93,7 @@ class KeepsakeStore implements SessionStore, RunHost {
       clock: options.clock,
       limits: options.limits,
       compactAfter: options.compactAfter,
+      compactRatio: options.compactRatio,
       emit: (event) => this.emit(event),
     });
     this.cache = new SessionCache(options.maxCachedSessions, (entry) => this.isPinned(entry));
@@ -654,6 +655,7 @@ class KeepsakeStore implements SessionStore, RunHost {
     entry.storedMessages = fresh.storedMessages;
     entry.storedHeadText = fresh.storedHeadText;
     entry.deltasSinceFull = fresh.deltasSinceFull;
+    entry.deltaBytesSinceFull = fresh.deltaBytesSinceFull;
     entry.storedBytes = fresh.storedBytes;
     entry.durable = true;
     entry.indexStale = false;
@@ -685,6 +687,7 @@ function newEntry(session: Session): CacheEntry {
     storedMessages: [],
     storedHeadText: null,
     deltasSinceFull: 0,
+    deltaBytesSinceFull: 0,
     storedBytes: 0,
     durable: false,
     indexStale: true,

@@ -32,8 +32,8 @@ export const journalAppendSection: Section = {
 };
 
 function appendsPerStream(context: SectionContext, streams: number): number {
-  const { appendsPerTrial, minimumPerStream } = context.config.journal;
-  return Math.max(minimumPerStream, Math.ceil(appendsPerTrial / streams));
+  const { appendsPerTrial, maximumPerStream } = context.config.journal;
+  return Math.min(maximumPerStream, Math.ceil(appendsPerTrial / streams));
 }
 
 async function run(context: SectionContext): Promise<SectionResult> {

@@ -120,7 +120,7 @@ export function defineCapabilities(suite: SpecRegistrar): void {
       'H1',
       'appendDeltas: an append-only save sends a delta write, and reads return base plus deltas',
       async (env) => {
-        const opened = await env.openStore({ deltas: { compactAfter: 2 } });
+        const opened = await env.openStore({ deltas: { compactAfter: 2, compactRatio: 0 } });
         const { store, adapter } = opened;
         const session = await store.create({
           id: env.id(),
@@ -152,6 +152,45 @@ export function defineCapabilities(suite: SpecRegistrar): void {
           'three',
           'four',
         ]);
+      },
+    );
+    suite.test(
+      'H1',
+      'appendDeltas: a full rewrite waits until the deltas weigh as much as the last full write',
+      async (env) => {
+        const { store, adapter } = await env.openStore({
+          deltas: { compactAfter: 1, compactRatio: 1 },
+        });
+        const history = Array.from({ length: 20 }, (_, index) =>
+          textMessage(env, index % 2 === 0 ? 'user' : 'assistant', `history ${index}`),
+        );
+        adapter.clearCalls();
+        const session = await store.create({ id: env.id(), messages: history });
+        const writeOf = () => {
+          const call = adapter.callsTo('putDocument').find((each) => each.args[1] === session.id);
+          return call!.args[2] as { kind: string; text: string };
+        };
+        const fullBytes = writeOf().text.length;
+        let deltaBytes = 0;
+        let lastDeltaBytes = 0;
+        let deltas = 0;
+        for (let index = 0; index < 200; index++) {
+          session.messages.push(textMessage(env, 'user', `appended ${index}`));
+          adapter.clearCalls();
+          await store.save(session);
+          const write = writeOf();
+          if (write.kind === 'full') break;
+          deltas++;
+          lastDeltaBytes = write.text.length;
+          deltaBytes += lastDeltaBytes;
+        }
+        // Each delta is a fraction of a 20-message document: several fit before it.
+        expect(deltas).toBeGreaterThan(1);
+        expect(deltas).toBeLessThan(200);
+        expect(deltaBytes).toBeGreaterThanOrEqual(fullBytes);
+        expect(deltaBytes - lastDeltaBytes).toBeLessThan(fullBytes);
+        const reader = await env.openStore();
+        expect((await reader.store.load(session.id)).messages).toHaveLength(20 + deltas + 1);
       },
     );
   } else {
