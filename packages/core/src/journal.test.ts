@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
 import { JournalSealedError, LimitExceededError } from './errors.js';
-import { JournalWriter, nextTerminalState, readJournal, terminalStateOf } from './journal.js';
+import {
+  JournalWriter,
+  nextTerminalState,
+  readJournal,
+  recordText,
+  terminalStateOf,
+} from './journal.js';
 import { memoryAdapter } from './memory-adapter.js';
 import type { JournalRecord } from './schemas.js';
 
@@ -17,6 +23,23 @@ function writer(adapter = memoryAdapter(), runId = 'run-1') {
 }
 
 describe('journal', () => {
+  it('E2: the hand-spliced record text is the JSON of the record, escapes in the data kept', () => {
+    const record: JournalRecord = {
+      sessionId: 's-1',
+      runId: 'r_2',
+      sequence: 7,
+      eventId: 'e-3',
+      type: 'token',
+      data: { text: 'a "quoted" \\ line\n\u2028 and ünïcode' },
+      at: 1_790_000_000_123,
+    };
+    const text = recordText(record, JSON.stringify(record.data));
+    expect(JSON.parse(text)).toEqual(record);
+    // A clock that returns a non-finite time still yields parseable JSON (as null).
+    const odd = recordText({ ...record, at: Number.NaN }, '{}');
+    expect(JSON.parse(odd).at).toBeNull();
+  });
+
   it('E2: sequences are 1, 2, 3… without gaps, also for concurrent appends', async () => {
     const adapter = memoryAdapter();
     const journal = writer(adapter);

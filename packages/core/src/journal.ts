@@ -84,11 +84,18 @@ export function terminalStateOf(records: readonly JournalRecord[]): RunTerminalS
 
 const READ_PAGE = 10_000;
 
-/** A record's JSON text, with its data already serialized once. */
-function recordText(record: JournalRecord, dataText: string): string {
-  const { data: _data, ...identity } = record;
-  const head = JSON.stringify(identity);
-  return `${head.slice(0, -1)},"data":${dataText}}`;
+/**
+ * A record's JSON text, with its data already serialized once. The ids are A1-safe and
+ * the type one of a fixed set, so nothing but the data needs escaping: the text is spliced
+ * by hand, once per streamed event, instead of a second JSON.stringify.
+ */
+export function recordText(record: JournalRecord, dataText: string): string {
+  const { sessionId, runId, sequence, eventId, type, at } = record;
+  if (!Number.isFinite(at) || !Number.isFinite(sequence)) {
+    const { data: _data, ...identity } = record;
+    return `${JSON.stringify(identity).slice(0, -1)},"data":${dataText}}`;
+  }
+  return `{"sessionId":"${sessionId}","runId":"${runId}","sequence":${sequence},"eventId":"${eventId}","type":"${type}","at":${at},"data":${dataText}}`;
 }
 
 /** Reads and validates a journal (E2 identity checks, E3 torn tails and gaps). */

@@ -250,6 +250,31 @@ describe('journals', () => {
     }
   });
 
+  it('E2: a streamed append whose log flush fails is rejected and not counted; the journal takes over', async () => {
+    const { adapter, disk } = await openSimulated();
+    await adapter.appendLog('s', 'r', [record(1)], { durability: 'group' });
+    await adapter.appendLog('s', 'r', [record(2)], { durability: 'group' });
+    // A turn later the writer is idle but still holds the journal: the streaming case.
+    await new Promise((resolve) => setImmediate(resolve));
+    disk.inject({ operation: 'datasync', path: '/wal/', code: 'EIO', times: 1 });
+    await expect(
+      adapter.appendLog('s', 'r', [record(3)], { durability: 'group' }),
+    ).rejects.toSatisfy(BackendError.isInstance);
+    expect((await adapter.readLog('s', 'r', { afterSequence: 0, limit: 10 })).records).toEqual(
+      records(1, 2),
+    );
+    expect(await adapter.appendLog('s', 'r', [record(3)], { durability: 'group' })).toEqual({
+      ok: true,
+    });
+    disk.simulatePowerLoss();
+    const restarted = fsAdapter({ directory: '/store', fileSystem: disk });
+    await restarted.open();
+    expect((await restarted.readLog('s', 'r', { afterSequence: 0, limit: 10 })).records).toEqual(
+      records(1, 3),
+    );
+    await restarted.close();
+  });
+
   it('E2: after a power loss the log replays acknowledged appends, never into a deleted or re-created journal', async () => {
     const disk = faultInjectingFileSystem();
     const { adapter } = await openSimulated(disk);
