@@ -40,6 +40,25 @@ describe('journal', () => {
     expect(JSON.parse(odd).at).toBeNull();
   });
 
+  it('E2: the record an append returns holds the data as stored, not the caller object', async () => {
+    const adapter = memoryAdapter();
+    const journal = writer(adapter);
+    const caller = { at: new Date(0), skipped: undefined, nested: { list: [1, 'two'] } };
+    const record = await journal.append({ type: 'tool', data: caller });
+    const stored = { at: '1970-01-01T00:00:00.000Z', nested: { list: [1, 'two'] } };
+    expect(record.data).toEqual(stored);
+    expect(record.data).not.toBe(caller);
+    expect(record.data).toBe(record.data);
+    // Read back, serialized and copied, it is the same record.
+    const read = await readJournal(adapter, record.sessionId, record.runId);
+    expect(read.records).toEqual([record]);
+    expect(JSON.parse(JSON.stringify(record))).toEqual(read.records[0]);
+    expect({ ...record }.data).toEqual(stored);
+    // A caller may replace it, as on any plain record.
+    record.data = { replaced: true };
+    expect(record.data).toEqual({ replaced: true });
+  });
+
   it('E2: sequences are 1, 2, 3… without gaps, also for concurrent appends', async () => {
     const adapter = memoryAdapter();
     const journal = writer(adapter);

@@ -98,6 +98,39 @@ export function recordText(record: JournalRecord, dataText: string): string {
   return `{"sessionId":"${sessionId}","runId":"${runId}","sequence":${sequence},"eventId":"${eventId}","type":"${type}","at":${at},"data":${dataText}}`;
 }
 
+/**
+ * The record an append returns. Its `data` is what was stored, not the caller's object
+ * (Dates, undefined…), parsed from the stored text only when first read: streamed events
+ * are rarely read back from `append`, and parsing every one showed in profiles (CPU and
+ * garbage). An ordinary enumerable property to JSON.stringify, spread and equality.
+ */
+function storedRecord(
+  sessionId: string,
+  runId: string,
+  sequence: number,
+  eventId: string,
+  type: JournalEventType,
+  dataText: string,
+  at: number,
+): JournalRecord {
+  let data: Record<string, unknown> | undefined;
+  return {
+    sessionId,
+    runId,
+    sequence,
+    eventId,
+    type,
+    get data(): Record<string, unknown> {
+      data ??= JSON.parse(dataText) as Record<string, unknown>;
+      return data;
+    },
+    set data(value: Record<string, unknown>) {
+      data = value;
+    },
+    at,
+  };
+}
+
 /** Reads and validates a journal (E2 identity checks, E3 torn tails and gaps). */
 export async function readJournal(
   adapter: StorageAdapter,
@@ -254,7 +287,9 @@ export class JournalWriter {
     } catch (cause) {
       throw new InvalidInputError('Journal event data is not serializable as JSON', { cause });
     }
-    const bytes = Buffer.byteLength(dataText);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: most events need no byte count at all.
+    const bytes =
+      dataText.length * 3 <= this.options.maxEventBytes ? 0 : Buffer.byteLength(dataText);
     if (bytes > this.options.maxEventBytes) {
       throw new LimitExceededError(
         'maxJournalEventBytes',
@@ -263,20 +298,13 @@ export class JournalWriter {
         'Journal event',
       );
     }
-    // The serialized data is spliced into the record's text (one stringify per event); the
-    // returned record holds what was stored, not the caller's object (Dates, undefined…).
-    return {
-      type,
-      eventId,
-      data: JSON.parse(dataText) as Record<string, unknown>,
-      dataText,
-    };
+    // The serialized data is spliced into the record's text (one stringify per event).
+    return { type, eventId, dataText };
   }
 
   private async write(prepared: {
     type: JournalEventType;
     eventId: string;
-    data: Record<string, unknown>;
     dataText: string;
   }): Promise<JournalRecord> {
     const { adapter, sessionId, runId } = this.options;
@@ -287,15 +315,15 @@ export class JournalWriter {
       if (isFinalState(this.state) && prepared.type !== 'stream_end') {
         throw new JournalSealedError(runId, this.state!);
       }
-      const record: JournalRecord = {
+      const record = storedRecord(
         sessionId,
         runId,
-        sequence: this.lastSequence! + 1,
-        eventId: prepared.eventId,
-        type: prepared.type,
-        data: prepared.data,
-        at: this.options.clock.now(),
-      };
+        this.lastSequence! + 1,
+        prepared.eventId,
+        prepared.type,
+        prepared.dataText,
+        this.options.clock.now(),
+      );
       const durability = this.durabilityFor(prepared.type);
       const started = performance.now();
       const result = await adapter
