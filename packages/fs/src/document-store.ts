@@ -14,7 +14,7 @@ import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './co
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { assertDocumentId, decodeName } from './id-encoding.js';
-import type { CachedInspection } from './segmented-file.js';
+import type { CachedInspection } from './segment-inspection.js';
 
 /**
  * Documents of the `sessions`, `revisions` and `lifecycle` collections: one directory per

@@ -1,51 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import { BackendError } from '@keepsake/core';
-import { currentBootId, isFromEarlierBoot } from './boot.js';
-import { ADAPTER_NAME, errorCode, isAlreadyExists, isNotFound, toBackendError } from './errors.js';
-import { type FileSystem, writeAll } from './file-system.js';
+import { isNotFound, toBackendError } from './errors.js';
+import type { FileSystem } from './file-system.js';
+import { LockAcquirer, type LockOptions, WAIT_SUFFIX } from './lock-acquisition.js';
+import type { LockOwner } from './lock-owner.js';
+import { serializeInProcess } from './process-queue.js';
 
 /**
- * B4: cross-process locks as lock files created atomically.
- *
- * A lock is a symbolic link whose target is its owner `{ pid, host, token, createdAt }`, the
- * way Emacs locks files: creating it is one atomic call that fails with EEXIST when the lock
- * is held (atomic on NFS too), and the owner is never half-written, also after a crash or a
- * power loss. Where symbolic links cannot be created (Windows without the privilege), the
- * lock is a regular file created with O_EXCL (`wx`) holding the same JSON.
- *
- * A lock is stale, and is broken, when:
- * - it was written on this host by a process that no longer exists (checked with signal 0),
- *   or by this very process under a token it no longer holds (a store that crashed in a
- *   test, or a lock left from before a simulated power loss);
- * - it was written on this host in an earlier boot (boot id, else boot time: see boot.ts);
- * - it was written on another host and is older than `lockStaleMs`;
- * - it cannot be read and is older than two seconds (a lock file whose writer died between
- *   creating and writing it).
- * A lock held by a live process on this host is never broken; a writer waits for it, up to
- * `lockTimeoutMs`. Breaking renames the stale lock aside, checks that what moved is the lock
- * judged stale, and puts it back otherwise.
- *
- * Inside one process, writers of one lock queue on a promise chain first, so a process never
- * polls against itself.
+ * Defined in lock-owner.ts; group-commit-log.ts, dead-log-watch.ts and log-file.ts import them
+ * from here.
  */
-export interface LockOptions {
-  readonly staleMs: number;
-  readonly timeoutMs: number;
-}
-
-interface LockOwner {
-  pid: number;
-  host: string;
-  token: string;
-  createdAt: number;
-  /** The boot id of the machine when the lock was taken (null where there is none). */
-  boot?: string | null;
-}
-
-const UNREADABLE_STALE_MS = 2_000;
-/** Next to a leased lock: a writer is waiting for it. */
-export const WAIT_SUFFIX = '.wait';
+export { holdToken, isOwnerAlive, releaseToken, thisHost } from './lock-owner.js';
 
 export interface Lease {
   /** Whether another writer is waiting for the lock (one lstat). */
@@ -73,17 +36,34 @@ const LEASE_WAIT_CHECK_MS = 50;
 /** A leased lock is let go at least this often (and every `lockStaleMs / 4`), so it never looks stale to another host. */
 const LEASE_MAX_HOLD_MS = 5_000;
 
-const heldTokens = new Set<string>();
-const processQueues = new WeakMap<FileSystem, Map<string, Promise<void>>>();
-export const thisHost = hostname();
-
+/**
+ * B4: cross-process locks as lock files created atomically.
+ *
+ * A lock is a symbolic link whose target is its owner `{ pid, host, token, createdAt }`, the
+ * way Emacs locks files: creating it is one atomic call that fails with EEXIST when the lock
+ * is held (atomic on NFS too), and the owner is never half-written, also after a crash or a
+ * power loss. Where symbolic links cannot be created (Windows without the privilege), the
+ * lock is a regular file created with O_EXCL (`wx`) holding the same JSON.
+ *
+ * A lock is stale, and is broken, when:
+ * - it was written on this host by a process that no longer exists (checked with signal 0),
+ *   or by this very process under a token it no longer holds (a store that crashed in a
+ *   test, or a lock left from before a simulated power loss);
+ * - it was written on this host in an earlier boot (boot id, else boot time: see boot.ts);
+ * - it was written on another host and is older than `lockStaleMs`;
+ * - it cannot be read and is older than two seconds (a lock file whose writer died between
+ *   creating and writing it).
+ * A lock held by a live process on this host is never broken; a writer waits for it, up to
+ * `lockTimeoutMs`. Breaking renames the stale lock aside, checks that what moved is the lock
+ * judged stale, and puts it back otherwise.
+ *
+ * Inside one process, writers of one lock queue on a promise chain first, so a process never
+ * polls against itself.
+ */
 export class FileLocks {
   private readonly fileSystem: FileSystem;
   private readonly options: LockOptions;
-  /** Set once symlink() turned out unsupported here: locks are O_EXCL files from then on. */
-  private useFiles = false;
-  /** This machine's boot id, read once: it cannot change while this process lives. */
-  private bootId: Promise<string | null> | null = null;
+  private readonly acquirer: LockAcquirer;
   /** Leased locks this instance holds between writes, by lock path. */
   private readonly leases = new Map<string, LeaseState>();
   /** Releases of leased locks in flight: a new acquire of the path waits for them. */
@@ -92,6 +72,7 @@ export class FileLocks {
   constructor(fileSystem: FileSystem, options: LockOptions) {
     this.fileSystem = fileSystem;
     this.options = options;
+    this.acquirer = new LockAcquirer(fileSystem, options);
   }
 
   /**
@@ -105,13 +86,13 @@ export class FileLocks {
     action: () => Promise<T>,
     signal = false,
   ): Promise<T> {
-    return this.serialize(lockPath, async () => {
+    return serializeInProcess(this.fileSystem, lockPath, async () => {
       await this.dropLease(lockPath);
-      const owner = await this.acquire(lockPath, createDirectory, signal);
+      const owner = await this.acquirer.acquire(lockPath, createDirectory, signal);
       try {
         return await action();
       } finally {
-        await this.release(lockPath, owner);
+        await this.acquirer.release(lockPath, owner);
       }
     });
   }
@@ -130,7 +111,7 @@ export class FileLocks {
     createDirectory: () => Promise<void>,
     action: (held: HeldLock) => Promise<T>,
   ): Promise<T> {
-    return this.serialize(lockPath, async () => {
+    return serializeInProcess(this.fileSystem, lockPath, async () => {
       let lease = this.leases.get(lockPath);
       if (lease !== undefined) {
         if (lease.timer !== null) clearTimeout(lease.timer);
@@ -150,7 +131,7 @@ export class FileLocks {
       }
       if (lease === undefined) {
         await this.releasing.get(lockPath)?.catch(() => undefined);
-        const owner = await this.acquire(lockPath, createDirectory, true);
+        const owner = await this.acquirer.acquire(lockPath, createDirectory, true);
         const now = Date.now();
         lease = { owner, cache: null, since: now, checkedAt: now, busy: false, timer: null };
         this.leases.set(lockPath, lease);
@@ -172,7 +153,7 @@ export class FileLocks {
   /** Lets go of a leased lock now (a writer that must leave no lock file behind). */
   async releaseLease(lockPath: string): Promise<void> {
     if (!this.leases.has(lockPath)) return;
-    await this.serialize(lockPath, () => this.dropLease(lockPath));
+    await serializeInProcess(this.fileSystem, lockPath, () => this.dropLease(lockPath));
   }
 
   /** Lets go of every leased lock (close). */
@@ -199,7 +180,7 @@ export class FileLocks {
       if (lease.timer !== null) clearTimeout(lease.timer);
       lease.timer = null;
       lease.cache = null;
-      const releasing = this.release(lockPath, lease.owner).finally(() => {
+      const releasing = this.acquirer.release(lockPath, lease.owner).finally(() => {
         if (this.releasing.get(lockPath) === releasing) this.releasing.delete(lockPath);
       });
       this.releasing.set(lockPath, releasing);
@@ -224,7 +205,7 @@ export class FileLocks {
    * lets go, and the waiter removes the mark once it holds the lock.
    */
   async lease(lockPath: string, createDirectory: () => Promise<void>): Promise<Lease> {
-    const owner = await this.acquire(lockPath, createDirectory, true);
+    const owner = await this.acquirer.acquire(lockPath, createDirectory, true);
     let released = false;
     return {
       wanted: async () => {
@@ -239,212 +220,8 @@ export class FileLocks {
       release: async () => {
         if (released) return;
         released = true;
-        await this.release(lockPath, owner);
+        await this.acquirer.release(lockPath, owner);
       },
     };
   }
-
-  private async serialize<T>(key: string, action: () => Promise<T>): Promise<T> {
-    let queues = processQueues.get(this.fileSystem);
-    if (!queues) {
-      queues = new Map();
-      processQueues.set(this.fileSystem, queues);
-    }
-    const previous = queues.get(key) ?? Promise.resolve();
-    let done!: () => void;
-    const current = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    const tail = previous.then(() => current);
-    queues.set(key, tail);
-    await previous;
-    try {
-      return await action();
-    } finally {
-      done();
-      if (queues.get(key) === tail) queues.delete(key);
-    }
-  }
-
-  private async acquire(
-    lockPath: string,
-    createDirectory: () => Promise<void>,
-    signal: boolean,
-  ): Promise<LockOwner> {
-    const startedAt = Date.now();
-    const boot = await this.boot();
-    let delayMs = 1;
-    let waiting = false;
-    for (;;) {
-      const owner: LockOwner = {
-        pid: process.pid,
-        host: thisHost,
-        token: randomBytes(8).toString('hex'),
-        createdAt: Date.now(),
-        boot,
-      };
-      try {
-        await this.create(lockPath, owner);
-        heldTokens.add(owner.token);
-        if (waiting)
-          await this.fileSystem.unlink(`${lockPath}${WAIT_SUFFIX}`).catch(() => undefined);
-        return owner;
-      } catch (error) {
-        if (isNotFound(error)) {
-          await createDirectory();
-          continue;
-        }
-        if (!isAlreadyExists(error)) throw toBackendError(error, `create lock ${lockPath}`);
-      }
-      if (await this.breakIfStale(lockPath)) continue;
-      if (signal && !waiting) {
-        waiting = true;
-        await this.fileSystem.symlink('wait', `${lockPath}${WAIT_SUFFIX}`).catch(() => undefined);
-      }
-      if (Date.now() - startedAt > this.options.timeoutMs) {
-        throw new BackendError(
-          ADAPTER_NAME,
-          `acquire lock ${lockPath} within ${this.options.timeoutMs} ms (held by a live process; raise \`lockTimeoutMs\` if writes are that slow)`,
-          { isRetryable: true },
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, delayMs * (0.5 + Math.random())));
-      delayMs = Math.min(delayMs * 2, 32);
-    }
-  }
-
-  private async create(lockPath: string, owner: LockOwner): Promise<void> {
-    const text = JSON.stringify(owner);
-    if (!this.useFiles) {
-      try {
-        await this.fileSystem.symlink(text, lockPath);
-        return;
-      } catch (error) {
-        const code = errorCode(error);
-        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS' && code !== 'EOPNOTSUPP') {
-          throw error;
-        }
-        this.useFiles = true;
-      }
-    }
-    const handle = await this.fileSystem.open(lockPath, 'wx');
-    try {
-      await writeAll(handle, Buffer.from(text), 0);
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      await this.fileSystem.unlink(lockPath).catch(() => undefined);
-      throw error;
-    }
-    await handle.close();
-  }
-
-  private async release(lockPath: string, owner: LockOwner): Promise<void> {
-    heldTokens.delete(owner.token);
-    try {
-      // Held this long, another host may have judged the lock stale and taken it over:
-      // remove it only if it is still ours.
-      if (Date.now() - owner.createdAt > this.options.staleMs / 2) {
-        const current = await this.readOwner(lockPath);
-        if (current && current.token !== owner.token) return;
-      }
-      await this.fileSystem.unlink(lockPath);
-    } catch (error) {
-      if (!isNotFound(error)) throw toBackendError(error, `release lock ${lockPath}`);
-    }
-  }
-
-  /** True when a stale lock was removed (or vanished meanwhile): try again at once. */
-  private async breakIfStale(lockPath: string): Promise<boolean> {
-    let ageMs: number;
-    try {
-      ageMs = Date.now() - (await this.fileSystem.lstat(lockPath)).mtimeMs;
-    } catch (error) {
-      if (isNotFound(error)) return true;
-      throw toBackendError(error, `stat lock ${lockPath}`);
-    }
-    const owner = await this.readOwner(lockPath);
-    if (!this.isStale(owner, ageMs, await this.boot())) return false;
-    const aside = `${lockPath}.stale-${randomBytes(6).toString('hex')}`;
-    try {
-      await this.fileSystem.rename(lockPath, aside);
-    } catch (error) {
-      if (isNotFound(error)) return true;
-      throw toBackendError(error, `break stale lock ${lockPath}`);
-    }
-    const moved = await this.readOwner(aside);
-    const sameLock = owner === null ? moved === null : moved?.token === owner.token;
-    if (!sameLock) {
-      // Someone else broke the stale lock and took a fresh one, which we just moved: put it back.
-      await this.fileSystem.rename(aside, lockPath).catch(() => undefined);
-      return false;
-    }
-    await this.fileSystem.unlink(aside).catch(() => undefined);
-    return true;
-  }
-
-  private isStale(owner: LockOwner | null, ageMs: number, bootId: string | null): boolean {
-    if (owner === null) return ageMs > Math.min(UNREADABLE_STALE_MS, this.options.staleMs);
-    if (owner.host !== thisHost) return ageMs > this.options.staleMs;
-    if (isFromEarlierBoot(owner, bootId)) return true;
-    return !isOwnerAlive(owner.pid, owner.token);
-  }
-
-  private boot(): Promise<string | null> {
-    this.bootId ??= currentBootId(this.fileSystem);
-    return this.bootId;
-  }
-
-  private async readOwner(path: string): Promise<LockOwner | null> {
-    let text: string;
-    try {
-      text = await this.fileSystem.readlink(path);
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      if (errorCode(error) !== 'EINVAL') throw toBackendError(error, `read lock ${path}`);
-      // Not a symbolic link: a lock file (the O_EXCL fallback).
-      try {
-        text = Buffer.from(await this.fileSystem.readFile(path)).toString('utf8');
-      } catch (fileError) {
-        if (isNotFound(fileError)) return null;
-        throw toBackendError(fileError, `read lock ${path}`);
-      }
-    }
-    try {
-      const parsed = JSON.parse(text) as Partial<LockOwner>;
-      if (
-        typeof parsed.pid === 'number' &&
-        typeof parsed.host === 'string' &&
-        typeof parsed.token === 'string' &&
-        typeof parsed.createdAt === 'number'
-      ) {
-        return parsed as LockOwner;
-      }
-    } catch {
-      // An empty or half-written lock file: its writer died before finishing it.
-    }
-    return null;
-  }
-}
-
-/**
- * Whether the process that wrote a lock or a log on this host, in this boot, still runs:
- * this process only under a token it still holds, another process as long as it exists.
- */
-export function isOwnerAlive(pid: number, token: string): boolean {
-  if (pid === process.pid) return heldTokens.has(token);
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorCode(error) === 'EPERM';
-  }
-}
-
-/** Marks a token as held by this process (a lock, or the group-commit log of an adapter). */
-export function holdToken(token: string): void {
-  heldTokens.add(token);
-}
-
-export function releaseToken(token: string): void {
-  heldTokens.delete(token);
 }

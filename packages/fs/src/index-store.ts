@@ -4,7 +4,7 @@ import { type AdapterContext, makeDirectory } from './context.js';
 import { decodeIndexCursor, encodeCursor } from './cursor.js';
 import { isNotFound, toBackendError } from './errors.js';
 import type { HeldLock } from './file-lock.js';
-import type { CachedInspection } from './segmented-file.js';
+import type { CachedInspection } from './segment-inspection.js';
 
 /**
  * B7: the session index as a base (a JSON array of summaries) plus deltas (`{"put": …}`,

@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { currentBootId, isFromEarlierBoot } from './boot.js';
 import { type AdapterContext, makeDirectory } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
-import { isOwnerAlive, thisHost } from './file-lock.js';
 import { type FileHandle, readAt, writeAll } from './file-system.js';
 import { decodeFrames, encodeFrame } from './framing.js';
 import { isSafeId } from './id-encoding.js';
 import { parseJournal } from './journal-format.js';
+import { isOwnerAlive, thisHost } from './lock-owner.js';
 import { LOG_SUFFIX } from './log-file.js';
 import { decodeJournalBatch, decodeLogEntry, decodeLogHeader, type LogEntry } from './records.js';
 

@@ -1,11 +1,25 @@
-import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from './atomic-write.js';
 import type { Durability } from './durability.js';
-import { isNotFound, toBackendError } from './errors.js';
-import { type FileStats, type FileSystem, readAt, writeAll } from './file-system.js';
-import { checksum, decodeFrames, encodeFrame, FRAME_HEADER_BYTES } from './framing.js';
+import { toBackendError } from './errors.js';
+import { type FileSystem, writeAll } from './file-system.js';
 import type { SegmentPaths } from './layout.js';
-import { type Delta, decodeDelta, encodeDelta, NONCE_BYTES } from './records.js';
+import { readOptional, statOptional, unlinkOptional } from './optional-file.js';
+import type { Delta } from './records.js';
+import { type BaseRead, encodeBase, readBase } from './segment-base.js';
+import { type DeltaWrite, deltasOf, encodeDeltaFrames } from './segment-deltas.js';
+import {
+  type CachedInspection,
+  type Inspection,
+  identityOf,
+  inspectSegment,
+  inspectSegmentCached,
+} from './segment-inspection.js';
+
+export interface SegmentSnapshot {
+  readonly base: BaseRead;
+  /** Deltas of this base, oldest first, each with a revision no lower than the one before. */
+  readonly deltas: Delta[];
+}
 
 /**
  * O(1) appends for documents and the index: a base written in full (atomic replace) plus a
@@ -18,66 +32,6 @@ import { type Delta, decodeDelta, encodeDelta, NONCE_BYTES } from './records.js'
  * readers ignore and the next delta write replaces. Readers read the deltas first and the
  * base second; whatever interleaves with a writer, they see one state that existed.
  */
-export interface BaseHeader {
-  readonly format: 'keepsake-base';
-  readonly revision: number;
-  readonly nonce: string;
-  readonly bytes: number;
-  readonly crc32c: number;
-  /** Extra numbers a user of the base keeps in its header (the index keeps its entry count). */
-  readonly [extra: string]: unknown;
-}
-
-export type BaseRead =
-  | { readonly status: 'missing' }
-  /** The base exists but its header or checksum is wrong; `raw` is its text, as is. */
-  | { readonly status: 'corrupt'; readonly raw: string; readonly revision: number }
-  | { readonly status: 'ok'; readonly header: BaseHeader; readonly text: string };
-
-export interface SegmentSnapshot {
-  readonly base: BaseRead;
-  /** Deltas of this base, oldest first, each with a revision no lower than the one before. */
-  readonly deltas: Delta[];
-}
-
-/** What a writer holding the lock needs to know before it writes. */
-export interface Inspection {
-  readonly base: {
-    readonly revision: number;
-    readonly nonce: string;
-    readonly header: BaseHeader;
-  } | null;
-  readonly corrupt: { readonly revision: number } | null;
-  /** The revision of the last delta of this base, or of the base. */
-  readonly revision: number | null;
-  readonly deltaCount: number;
-  readonly deltaFile: {
-    readonly validLength: number;
-    readonly torn: boolean;
-    readonly fresh: boolean;
-  } | null;
-}
-
-/**
- * An inspection kept while the lock stays leased, with the base's identity (inode, size,
- * mtime) when it was taken: the next write under the same lease checks it with two `stat`s
- * instead of reading the header and the deltas again. Nothing else writes the files while
- * the lock is held; the check catches files changed by hand (or by a crash test) anyway.
- */
-export interface CachedInspection {
-  readonly inspection: Inspection;
-  readonly baseIdentity: string;
-  /** The delta file's inode when last checked under this lock (null: none, or not known). */
-  readonly deltasInode: number | null;
-}
-
-export interface DeltaWrite {
-  readonly revision: number;
-  readonly text: string;
-}
-
-const HEADER_PROBE_BYTES = 4096;
-
 export class SegmentedFiles {
   private readonly fileSystem: FileSystem;
   private readonly durability: Durability;
@@ -96,37 +50,15 @@ export class SegmentedFiles {
 
   /** Lock-free read: deltas first, then the base. */
   async read(paths: SegmentPaths): Promise<SegmentSnapshot> {
-    const deltaBytes = await this.readOptional(paths.deltas);
+    const deltaBytes = await readOptional(this.fileSystem, paths.deltas);
     const base = await this.readBase(paths.base);
     if (base.status !== 'ok' || deltaBytes === null) return { base, deltas: [] };
     return { base, deltas: deltasOf(deltaBytes, base.header.nonce, base.header.revision).deltas };
   }
 
   /** Under the lock: the base header (not its text) and the delta file. */
-  async inspect(paths: SegmentPaths): Promise<Inspection> {
-    const probe = await this.probeHeader(paths.base);
-    if (probe === null) {
-      return { base: null, corrupt: null, revision: null, deltaCount: 0, deltaFile: null };
-    }
-    if (probe.status === 'corrupt') {
-      const revision = probe.revision;
-      return { base: null, corrupt: { revision }, revision, deltaCount: 0, deltaFile: null };
-    }
-    const header = probe.header;
-    const deltaBytes = await this.readOptional(paths.deltas);
-    const base = { revision: header.revision, nonce: header.nonce, header };
-    if (deltaBytes === null) {
-      return { base, corrupt: null, revision: header.revision, deltaCount: 0, deltaFile: null };
-    }
-    const found = deltasOf(deltaBytes, header.nonce, header.revision);
-    const last = found.deltas.at(-1);
-    return {
-      base,
-      corrupt: null,
-      revision: last ? last.revision : header.revision,
-      deltaCount: found.deltas.length,
-      deltaFile: { validLength: found.validLength, torn: found.torn, fresh: found.fresh },
-    };
+  inspect(paths: SegmentPaths): Promise<Inspection> {
+    return inspectSegment(this.fileSystem, paths);
   }
 
   /** Replaces the base (new nonce) and drops the deltas of the old one. */
@@ -137,19 +69,9 @@ export class SegmentedFiles {
     durable: boolean,
     extra: Record<string, number> = {},
   ): Promise<CachedInspection> {
-    const body = Buffer.from(text, 'utf8');
-    const nonce = randomBytes(NONCE_BYTES).toString('hex');
-    const header: BaseHeader = {
-      format: 'keepsake-base',
-      revision,
-      nonce,
-      bytes: body.length,
-      crc32c: checksum(body),
-      ...extra,
-    };
-    const bytes = Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), body]);
+    const { header, nonce, bytes } = encodeBase(revision, text, extra);
     await writeFileAtomic(this.fileSystem, paths.base, bytes, { durable });
-    await this.unlinkOptional(paths.deltas);
+    await unlinkOptional(this.fileSystem, paths.deltas);
     this.linkedDeltas.delete(paths.deltas);
     if (durable) {
       await this.durability.syncDirectory(paths.directory);
@@ -167,7 +89,7 @@ export class SegmentedFiles {
       deltaCount: 0,
       deltaFile: null,
     };
-    const baseIdentity = identityOf(await this.statOptional(paths.base));
+    const baseIdentity = identityOf(await statOptional(this.fileSystem, paths.base));
     return { inspection, baseIdentity, deltasInode: null };
   }
 
@@ -175,28 +97,8 @@ export class SegmentedFiles {
    * `inspect`, or the inspection a leased lock kept when both files still are what it
    * describes: the base the same file (inode, size, mtime), the deltas the length it knew.
    */
-  async inspectCached(
-    paths: SegmentPaths,
-    cached: CachedInspection | null,
-  ): Promise<CachedInspection> {
-    if (cached !== null) {
-      const [base, deltas] = await Promise.all([
-        this.statOptional(paths.base),
-        this.statOptional(paths.deltas),
-      ]);
-      const file = cached.inspection.deltaFile;
-      const deltasMatch =
-        file === null ? deltas === null : deltas !== null && deltas.size === file.validLength;
-      if (deltasMatch && !file?.torn && identityOf(base) === cached.baseIdentity) {
-        return { ...cached, deltasInode: deltas?.ino ?? null };
-      }
-    }
-    const [inspection, base, deltas] = await Promise.all([
-      this.inspect(paths),
-      this.statOptional(paths.base),
-      this.statOptional(paths.deltas),
-    ]);
-    return { inspection, baseIdentity: identityOf(base), deltasInode: deltas?.ino ?? null };
+  inspectCached(paths: SegmentPaths, cached: CachedInspection | null): Promise<CachedInspection> {
+    return inspectSegmentCached(this.fileSystem, paths, cached);
   }
 
   /**
@@ -215,9 +117,7 @@ export class SegmentedFiles {
     const last = deltas.at(-1);
     if (base === null || last === undefined)
       throw new Error('appendDelta needs a base and a delta');
-    const frame = Buffer.concat(
-      deltas.map((delta) => encodeFrame(encodeDelta(base.nonce, delta.revision, delta.text))),
-    );
+    const frame = encodeDeltaFrames(base.nonce, deltas);
     const file = inspection.deltaFile;
     const after = (validLength: number): Inspection => ({
       ...inspection,
@@ -281,49 +181,16 @@ export class SegmentedFiles {
    * Deltas first would let a crash in between roll the document back to its bare base.
    */
   async remove(paths: SegmentPaths, durable: boolean): Promise<void> {
-    await this.unlinkOptional(paths.base);
-    await this.unlinkOptional(paths.deltas);
+    await unlinkOptional(this.fileSystem, paths.base);
+    await unlinkOptional(this.fileSystem, paths.deltas);
     this.durableBases.delete(paths.base);
     this.linkedDeltas.delete(paths.deltas);
     if (durable) await this.durability.syncDirectory(paths.directory);
     else this.durability.markDirty(paths.directory);
   }
 
-  async readBase(path: string): Promise<BaseRead> {
-    const bytes = await this.readOptional(path);
-    if (bytes === null) return { status: 'missing' };
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    const newline = buffer.indexOf(10);
-    const header = newline < 0 ? null : parseHeader(buffer.toString('utf8', 0, newline));
-    const body = buffer.subarray(newline + 1);
-    if (header === null || header.bytes !== body.length || header.crc32c !== checksum(body)) {
-      return { status: 'corrupt', raw: buffer.toString('utf8'), revision: header?.revision ?? 0 };
-    }
-    return { status: 'ok', header, text: body.toString('utf8') };
-  }
-
-  private async probeHeader(
-    path: string,
-  ): Promise<
-    { status: 'ok'; header: BaseHeader } | { status: 'corrupt'; revision: number } | null
-  > {
-    let handle: Awaited<ReturnType<FileSystem['open']>>;
-    try {
-      handle = await this.fileSystem.open(path, 'r');
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw toBackendError(error, `open ${path}`);
-    }
-    try {
-      const bytes = Buffer.from(await readAt(handle, HEADER_PROBE_BYTES, 0));
-      const newline = bytes.indexOf(10);
-      const header = newline < 0 ? null : parseHeader(bytes.toString('utf8', 0, newline));
-      return header ? { status: 'ok', header } : { status: 'corrupt', revision: 0 };
-    } catch (error) {
-      throw toBackendError(error, `read ${path}`);
-    } finally {
-      await handle.close().catch(() => undefined);
-    }
+  readBase(path: string): Promise<BaseRead> {
+    return readBase(this.fileSystem, path);
   }
 
   /**
@@ -347,79 +214,11 @@ export class SegmentedFiles {
     }
   }
 
-  private async statOptional(path: string): Promise<FileStats | null> {
-    try {
-      return await this.fileSystem.stat(path);
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw toBackendError(error, `stat ${path}`);
-    }
+  readOptional(path: string): Promise<Uint8Array | null> {
+    return readOptional(this.fileSystem, path);
   }
 
-  async readOptional(path: string): Promise<Uint8Array | null> {
-    try {
-      return await this.fileSystem.readFile(path);
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw toBackendError(error, `read ${path}`);
-    }
+  unlinkOptional(path: string): Promise<void> {
+    return unlinkOptional(this.fileSystem, path);
   }
-
-  async unlinkOptional(path: string): Promise<void> {
-    try {
-      await this.fileSystem.unlink(path);
-    } catch (error) {
-      if (!isNotFound(error)) throw toBackendError(error, `remove ${path}`);
-    }
-  }
-}
-
-function identityOf(stats: FileStats | null): string {
-  return stats === null ? 'absent' : `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
-}
-
-function parseHeader(line: string): BaseHeader | null {
-  try {
-    const header = JSON.parse(line) as Partial<BaseHeader>;
-    if (
-      header.format === 'keepsake-base' &&
-      typeof header.revision === 'number' &&
-      typeof header.nonce === 'string' &&
-      /^[0-9a-f]{16}$/.test(header.nonce) &&
-      typeof header.bytes === 'number' &&
-      typeof header.crc32c === 'number'
-    ) {
-      return header as BaseHeader;
-    }
-  } catch {
-    // Not a header: the caller reports the base as corrupt.
-  }
-  return null;
-}
-
-/** The deltas of one base in a delta file; `fresh` when the file holds nothing else. */
-function deltasOf(
-  bytes: Uint8Array,
-  nonce: string,
-  baseRevision: number,
-): { deltas: Delta[]; validLength: number; torn: boolean; fresh: boolean } {
-  const frames = decodeFrames(bytes);
-  const deltas: Delta[] = [];
-  let revision = baseRevision;
-  let offset = 0;
-  for (const payload of frames.payloads) {
-    const delta = decodeDelta(payload);
-    if (delta === null || delta.nonce !== nonce || delta.revision < revision) {
-      // A file left by a replaced base: none of it applies, and the next write replaces it.
-      if (deltas.length === 0) {
-        return { deltas, validLength: frames.validLength, torn: frames.torn, fresh: false };
-      }
-      // Never written that way; if it were, keep what applies and treat the rest as torn.
-      return { deltas, validLength: offset, torn: true, fresh: true };
-    }
-    deltas.push(delta);
-    revision = delta.revision;
-    offset += FRAME_HEADER_BYTES + payload.length;
-  }
-  return { deltas, validLength: frames.validLength, torn: frames.torn, fresh: true };
 }

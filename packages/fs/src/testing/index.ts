@@ -9,7 +9,7 @@ export {
 export {
   FaultInjectingFileSystem,
   type FaultRule,
-  type FileSystemOperation,
   faultInjectingFileSystem,
 } from './fault-injecting-file-system.js';
+export type { FileSystemOperation } from './file-system-calls.js';
 export type { PowerLossOptions } from './strict-memory-tree.js';

@@ -1,3 +1,5 @@
+import type { FileStats } from '../file-system.js';
+
 /**
  * The model under the fault-injecting filesystem: an in-memory tree of inodes that keeps,
  * besides what a process sees, what would survive a power loss. A file's data survives only
@@ -92,6 +94,26 @@ export function truncateTo(file: FileNode, length: number, now: number): void {
     file.size = length;
   }
   file.mtimeMs = now;
+}
+
+/** fsync(2): a directory's entries or a file's bytes now survive a power loss. */
+export function flush(node: Node): void {
+  if (node.kind === 'directory') node.durableEntries = new Map(node.entries);
+  else if (node.kind === 'file') node.durable = fileBytes(node).slice();
+}
+
+export function statsOf(node: Node): FileStats {
+  const size =
+    node.kind === 'file' ? node.size : node.kind === 'symlink' ? node.target.length : 4096;
+  return {
+    size,
+    mtimeMs: node.mtimeMs,
+    ino: node.ino,
+    birthtimeMs: node.birthtimeMs,
+    isDirectory: () => node.kind === 'directory',
+    isFile: () => node.kind === 'file',
+    isSymbolicLink: () => node.kind === 'symlink',
+  };
 }
 
 export interface PowerLossOptions {
