@@ -1,58 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import type { AppendLogResult, LogDurability } from '@keepsake/core';
-import { type AdapterContext, makeDirectory } from './context.js';
+import type { AdapterContext } from './context.js';
 import type { DeadLogWatch } from './dead-log-watch.js';
 import { toBackendError } from './errors.js';
-import type { Lease } from './file-lock.js';
-import { type FileHandle, writeAllNow } from './file-system.js';
-import { encodeFrame } from './framing.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { type ApplyTarget, JournalApplier } from './journal-applier.js';
-import { fileHolds, type KnownTail, openJournalTail } from './journal-tail.js';
+import { type PendingAppend, type QueuedAppend, takeBatch } from './journal-batch.js';
+import { appendToJournalFile } from './journal-file-append.js';
+import { type HeldJournal, IDLE_MS, lockCheckDue, MAX_HOLD_MS, takeHold } from './journal-hold.js';
+import { fileHolds, type KnownTail } from './journal-tail.js';
 import type { JournalPaths } from './layout.js';
-import { encodeJournalHeader, NONCE_BYTES } from './records.js';
 import { UnappliedFrames } from './unapplied-frames.js';
-
-export interface PendingAppend {
-  readonly firstSequence: number;
-  readonly lastSequence: number;
-  readonly frame: Uint8Array;
-  readonly durability: LogDurability;
-}
-
-interface QueuedAppend extends PendingAppend {
-  resolve(result: AppendLogResult): void;
-  reject(error: unknown): void;
-}
-
-/** How long an idle writer keeps its journal's lock. */
-const IDLE_MS = 20;
-/** How often a busy writer looks for a wait mark: the longest another writer waits. */
-const WAIT_CHECK_MS = 250;
-/** A writer lets go at least this often, so its lock never looks stale to another host. */
-const MAX_HOLD_MS = 5_000;
-
-interface HeldJournal {
-  readonly lease: Lease;
-  /** Open on the journal; null until the first append creates the file. */
-  handle: FileHandle | null;
-  tail: KnownTail;
-  readonly since: number;
-  checkedAt: number;
-  /** When the last batch was written: the idle timer lets go IDLE_MS after it. */
-  lastUsed: number;
-  /** Frames durable in the group-commit log, not yet written to the file. */
-  unapplied: UnappliedFrames | null;
-}
 
 const APPENDED: AppendLogResult = Object.freeze({ ok: true });
 
 function noop(): void {}
-
-/** The lock was held MAX_HOLD_MS, or nobody looked for a wait mark for WAIT_CHECK_MS. */
-function lockCheckDue(held: HeldJournal, now: number): boolean {
-  return now - held.since > MAX_HOLD_MS || now - held.checkedAt > WAIT_CHECK_MS;
-}
 
 export interface JournalIdentity {
   readonly sessionId: string;
@@ -65,7 +26,8 @@ export interface JournalIdentity {
  * holding the journal's lock file. The writer keeps the lock (a lease) and the file open
  * while appends keep coming, so a streamed event costs one write, not a lock file and an
  * open of its own; it lets go after IDLE_MS without appends, at once when another writer
- * leaves a wait mark, and at least every MAX_HOLD_MS. When an append asks for durability:
+ * leaves a wait mark, and at least every MAX_HOLD_MS (journal-hold.ts). When an append asks
+ * for durability:
  * - `group`: the frames go to the group-commit log, whose one fdatasync is shared with the
  *   appends of every other journal meanwhile (group-commit-log.ts), and are written to the
  *   journal file after it, up to 50 ms later (journal-applier.ts), together with every other batch of the
@@ -234,7 +196,7 @@ export class JournalWriter {
 
   private async pump(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.takeBatch();
+      const batch = takeBatch(this.queue, this.context.options.journalBatchBytes);
       try {
         const results = await this.writeBatch(batch);
         for (const [index, append] of batch.entries()) {
@@ -335,49 +297,8 @@ export class JournalWriter {
 
   /** Takes the journal's lock (as a lease) and opens it, unless already held. */
   private async hold(): Promise<HeldJournal> {
-    if (this.held !== null) return this.held;
-    const { locks, fileSystem } = this.context;
-    const paths = this.identity.paths;
-    // Before taking the journal over: a process that died may hold its latest appends in its
-    // log only (replaying takes the journal's lock, so not while this writer holds it).
-    await this.deadLogs.catchUp();
-    const lease = await locks.lease(paths.lock, () => makeDirectory(fileSystem, paths.directory));
-    try {
-      const opened = await openJournalTail(
-        this.context.fileSystem,
-        this.identity.paths.file,
-        this.tail,
-      );
-      const now = Date.now();
-      this.held = {
-        lease,
-        handle: opened.handle,
-        tail: opened.tail,
-        since: now,
-        checkedAt: now,
-        lastUsed: now,
-        unapplied: null,
-      };
-      return this.held;
-    } catch (error) {
-      await lease.release().catch(() => undefined);
-      throw error;
-    }
-  }
-
-  private takeBatch(): QueuedAppend[] {
-    const limit = this.context.options.journalBatchBytes;
-    const first = this.queue.shift() as QueuedAppend;
-    const batch = [first];
-    if (first.durability === 'each') return batch;
-    let bytes = first.frame.length;
-    while (this.queue.length > 0) {
-      const next = this.queue[0] as QueuedAppend;
-      if (next.durability === 'each' || bytes + next.frame.length > limit) break;
-      bytes += next.frame.length;
-      batch.push(this.queue.shift() as QueuedAppend);
-    }
-    return batch;
+    this.held ??= await takeHold(this.context, this.identity.paths, this.tail, this.deadLogs);
+    return this.held;
   }
 
   private async writeBatch(batch: QueuedAppend[]): Promise<AppendLogResult[]> {
@@ -419,28 +340,7 @@ export class JournalWriter {
     }
     // Written to the file itself: the frames still waiting go first, in order.
     await this.applier.all();
-    const header: Uint8Array[] = [];
-    if (held.handle === null || tail.size === 0) {
-      // A new journal (or one whose creation a crash interrupted): it starts with its nonce.
-      held.handle ??= await fileSystem.open(paths.file, 'wx');
-      tail.inode = (await held.handle.stat()).ino;
-      tail.nonce = randomBytes(NONCE_BYTES).toString('hex');
-      header.push(encodeFrame(encodeJournalHeader(tail.nonce)));
-    }
-    const handle = held.handle;
-    const bytes = header.length === 0 ? joined : Buffer.concat([...header, joined]);
-    try {
-      // A page-cache write, done at once where the handle can (file-system.ts).
-      const written = writeAllNow(handle, bytes, start);
-      if (written !== undefined) await written;
-      tail.size = start + bytes.length;
-      if (durability !== 'none') await this.syncJournal(handle, tail);
-    } catch (error) {
-      // A failed append must not show up later as if it had landed: cut it off again.
-      await handle.truncate(start).catch(() => undefined);
-      throw error;
-    }
-    if (durability === 'none') this.context.durability.markDirty(paths.directory, paths.file);
+    await appendToJournalFile(this.context, paths, held, tail, joined, durability);
     held.tail = tail;
     this.tail = tail;
     return results;
@@ -458,16 +358,5 @@ export class JournalWriter {
       tail.nonce !== null &&
       tail.covered === start
     );
-  }
-
-  /** `each`, or `group` without the log: the journal's own fdatasync covers all of it. */
-  private async syncJournal(handle: FileHandle, tail: KnownTail): Promise<void> {
-    await handle.datasync();
-    if (!tail.linked) {
-      await this.context.durability.syncDirectory(this.identity.paths.directory);
-      await this.context.durability.ensureLinked(this.identity.paths.directory, false);
-      tail.linked = true;
-    }
-    tail.covered = tail.size;
   }
 }
