@@ -1,7 +1,7 @@
 import { readWholeJournal, terminalStateOf } from './journal.js';
 import { rewordMarker } from './markers.js';
 import type { RecoveryContext } from './recovery.js';
-import type { RunHost } from './run.js';
+import type { RunHost } from './run-host.js';
 import type { CacheEntry } from './session-cache.js';
 import { foldJournal } from './transcript.js';
 

@@ -1,142 +1,16 @@
 import { PeriodicCheckpoint } from './checkpoint.js';
+import { interruptPendingTurn, writeCompletedTurn } from './end-pending-turn.js';
 import { JournalSealedError, RevisionConflictError, RunNotActiveError } from './errors.js';
-import { JournalWriter, readWholeJournal } from './journal.js';
-import type { LockRegistry } from './lock-registry.js';
-import { createMarker } from './markers.js';
-import type { ResolvedOptions } from './options.js';
+import type { JournalWriter } from './journal.js';
+import { createJournalWriter, type RunHost } from './run-host.js';
 import type { JournalRecord, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
-import { normalizeMessage } from './session-persistence.js';
 import type {
   CancelOutcome,
   CompleteRunInput,
   JournalEventInput,
   RunHandle,
-  SaveOptions,
-  StoreEvent,
 } from './store-types.js';
-import { foldJournal } from './transcript.js';
-
-/** What a run needs from its store. */
-export interface RunHost {
-  readonly options: ResolvedOptions;
-  readonly locks: LockRegistry;
-  entryFor(sessionId: string): Promise<CacheEntry>;
-  /** Re-reads a session another instance changed (after a revision conflict). */
-  refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome>;
-  /** Drops a session another instance deleted from this store's cache. */
-  forgetDeleted(sessionId: string): void;
-  write(entry: CacheEntry, options: SaveOptions): Promise<Session>;
-  runEnded(run: Run): void;
-  markTurnCompleted(sessionId: string): Promise<void>;
-  foldLateOutput(entry: CacheEntry, runId: string): Promise<void>;
-  emit(event: StoreEvent): void;
-}
-
-export type RefreshOutcome = 'unchanged' | 'refreshed' | 'dirty' | 'deleted';
-
-export function createJournalWriter(
-  host: RunHost,
-  sessionId: string,
-  runId: string,
-): JournalWriter {
-  return new JournalWriter({
-    adapter: host.options.adapter,
-    clock: host.options.clock,
-    sessionId,
-    runId,
-    policy: host.options.journalDurability,
-    maxEventBytes: host.options.limits.maxJournalEventBytes,
-    // The session id comes from the writer: it follows an id rotation (D2).
-    onAppend: (currentSessionId, durationMs, durable) =>
-      host.emit({ type: 'append', sessionId: currentSessionId, runId, durationMs, durable }),
-  });
-}
-
-/**
- * E6: ends a pending turn as cancelled or failed, under the caller-held session lock.
- * The journal is sealed first (so the worker's later appends are refused), then the
- * user turn, the partial output and one marker are written and the pending fields
- * cleared in one save, with fsync.
- */
-export async function interruptPendingTurn(
-  host: RunHost,
-  entry: CacheEntry,
-  writer: JournalWriter,
-  kind: 'cancel' | 'error',
-  error?: { message: string; code?: string },
-): Promise<CancelOutcome> {
-  const session = entry.session;
-  const pending = session.pending;
-  if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
-  const runId = pending.streamId;
-  await writer.idle();
-  try {
-    await writer.append(
-      kind === 'cancel'
-        ? { type: 'cancel' }
-        : {
-            type: 'error',
-            data: { message: error?.message ?? 'failed', code: error?.code ?? null },
-          },
-    );
-  } catch (cause) {
-    if (!JournalSealedError.isInstance(cause)) throw cause;
-    return { cancelled: false, reason: 'already-finished' };
-  }
-  const journal = await readWholeJournal(host.options.adapter, session.id, runId);
-  const now = host.options.clock.now();
-  const snapshot = snapshotOf(session);
-  try {
-    if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-      session.messages.push(pending.userMessage);
-    }
-    foldJournal(session, journal.records, session.messages.length, {
-      runId,
-      now,
-      recovered: false,
-      partial: true,
-    });
-    const marker =
-      kind === 'cancel'
-        ? createMarker('cancelled', 'cancelled', runId, now)
-        : createMarker('errored', 'errored', runId, now, { detail: error?.message ?? '' });
-    if (!session.messages.some((message) => message.id === marker.id))
-      session.messages.push(marker);
-    session.pending = null;
-    await host.write(entry, { fsync: true });
-  } catch (cause) {
-    restore(session, snapshot);
-    throw cause;
-  }
-  host.emit({
-    type: 'run',
-    sessionId: session.id,
-    runId,
-    state: kind === 'cancel' ? 'interrupted-by-user' : 'errored',
-  });
-  return { cancelled: true, sessionId: session.id, runId };
-}
-
-interface SessionSnapshot {
-  messages: Session['messages'];
-  toolCalls: Session['toolCalls'];
-  pending: Session['pending'];
-}
-
-function snapshotOf(session: Session): SessionSnapshot {
-  return {
-    messages: [...session.messages],
-    toolCalls: [...session.toolCalls],
-    pending: session.pending,
-  };
-}
-
-function restore(session: Session, snapshot: SessionSnapshot): void {
-  session.messages.splice(0, session.messages.length, ...snapshot.messages);
-  session.toolCalls.splice(0, session.toolCalls.length, ...snapshot.toolCalls);
-  session.pending = snapshot.pending;
-}
 
 /** Bounded: a session rewritten this often while one run completes is contended, not unlucky. */
 const MAX_CONFLICT_ATTEMPTS = 5;
@@ -263,40 +137,12 @@ export class Run implements RunHandle {
         "its stream is no longer the session's active stream",
       );
     }
-    const now = this.host.options.clock.now();
-    const snapshot = snapshotOf(session);
-    try {
-      if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-        session.messages.push(pending.userMessage);
-      }
-      if (input.assistantMessages !== undefined) {
-        input.assistantMessages.forEach((message, index) => {
-          const normalized = normalizeMessage(
-            { runId: this.runId, ...message },
-            now,
-            `assistantMessages[${index}]`,
-          );
-          session.messages.push(normalized);
-        });
-      } else {
-        const journal = await readWholeJournal(
-          this.host.options.adapter,
-          this.sessionId,
-          this.runId,
-        );
-        foldJournal(session, journal.records, session.messages.length, {
-          runId: this.runId,
-          now,
-          recovered: false,
-          partial: false,
-        });
-      }
-      session.pending = null;
-      await this.host.write(entry, { fsync: true });
-    } catch (cause) {
-      restore(session, snapshot);
-      throw cause;
-    }
+    await writeCompletedTurn(
+      this.host,
+      entry,
+      { sessionId: this.sessionId, runId: this.runId, pending },
+      input,
+    );
     // E5: seal the journal after the transcript is durable, then mark the turn completed.
     if (this.journal.terminalState !== 'completed') await this.journal.append({ type: 'done' });
     this.end('finished');

@@ -1,0 +1,43 @@
+import { headOf } from './document-codec.js';
+import { InvalidInputError, SummaryOnlyError } from './errors.js';
+import type { Session } from './schemas.js';
+import type { SessionCache } from './session-cache.js';
+import type { SessionPersistence } from './session-persistence.js';
+
+/**
+ * Session objects the store hands out that are not the live instance: summary-only views
+ * and retained revisions. Saving one would overwrite the session with a partial or an old
+ * copy, so the store remembers them (weakly: they live as long as the caller keeps them)
+ * and save() refuses them.
+ */
+export class DetachedCopies {
+  private readonly summaryViews = new WeakSet<Session>();
+  private readonly retainedRevisions = new WeakSet<Session>();
+
+  constructor(
+    private readonly cache: SessionCache,
+    private readonly persistence: SessionPersistence,
+  ) {}
+
+  async loadSummaryView(id: string): Promise<Session> {
+    const entry = this.cache.peek(id) ?? (await this.persistence.read(id));
+    const view = { ...headOf(entry.session), messages: [] } as unknown as Session;
+    this.summaryViews.add(view);
+    return view;
+  }
+
+  async loadRetainedRevision(id: string, revision: number): Promise<Session> {
+    const entry = await this.persistence.readRetained(`${id}.${revision}`, id);
+    this.retainedRevisions.add(entry.session);
+    return entry.session;
+  }
+
+  assertSavable(session: Session): void {
+    if (this.summaryViews.has(session)) throw new SummaryOnlyError(session.id);
+    if (this.retainedRevisions.has(session)) {
+      throw new InvalidInputError(
+        `This copy of session "${session.id}" is a retained revision; copy what you need into the live session and save that`,
+      );
+    }
+  }
+}

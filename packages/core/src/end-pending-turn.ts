@@ -1,0 +1,141 @@
+import { JournalSealedError } from './errors.js';
+import { type JournalWriter, readWholeJournal } from './journal.js';
+import { createMarker } from './markers.js';
+import type { RunHost } from './run-host.js';
+import type { PendingTurn, Session } from './schemas.js';
+import type { CacheEntry } from './session-cache.js';
+import { normalizeMessage } from './session-persistence.js';
+import type { CancelOutcome, CompleteRunInput } from './store-types.js';
+import { foldJournal } from './transcript.js';
+
+/**
+ * E5: writes a completed turn into the transcript: the user turn, then the caller's
+ * assistant messages or else the run's journal folded, and the pending fields cleared, in
+ * one save with fsync. The caller holds the session lock, has checked that `runId` still
+ * owns the pending turn (D4), and seals the journal once this returns. On failure the
+ * session is restored, so a retry after a revision conflict starts from what was there.
+ */
+export async function writeCompletedTurn(
+  host: RunHost,
+  entry: CacheEntry,
+  turn: { sessionId: string; runId: string; pending: PendingTurn },
+  input: CompleteRunInput,
+): Promise<void> {
+  const { sessionId, runId, pending } = turn;
+  const session = entry.session;
+  const now = host.options.clock.now();
+  const snapshot = snapshotOf(session);
+  try {
+    if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
+      session.messages.push(pending.userMessage);
+    }
+    if (input.assistantMessages !== undefined) {
+      input.assistantMessages.forEach((message, index) => {
+        const normalized = normalizeMessage(
+          { runId, ...message },
+          now,
+          `assistantMessages[${index}]`,
+        );
+        session.messages.push(normalized);
+      });
+    } else {
+      const journal = await readWholeJournal(host.options.adapter, sessionId, runId);
+      foldJournal(session, journal.records, session.messages.length, {
+        runId,
+        now,
+        recovered: false,
+        partial: false,
+      });
+    }
+    session.pending = null;
+    await host.write(entry, { fsync: true });
+  } catch (cause) {
+    restore(session, snapshot);
+    throw cause;
+  }
+}
+
+/**
+ * E6: ends a pending turn as cancelled or failed, under the caller-held session lock.
+ * The journal is sealed first (so the worker's later appends are refused), then the
+ * user turn, the partial output and one marker are written and the pending fields
+ * cleared in one save, with fsync.
+ */
+export async function interruptPendingTurn(
+  host: RunHost,
+  entry: CacheEntry,
+  writer: JournalWriter,
+  kind: 'cancel' | 'error',
+  error?: { message: string; code?: string },
+): Promise<CancelOutcome> {
+  const session = entry.session;
+  const pending = session.pending;
+  if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
+  const runId = pending.streamId;
+  await writer.idle();
+  try {
+    await writer.append(
+      kind === 'cancel'
+        ? { type: 'cancel' }
+        : {
+            type: 'error',
+            data: { message: error?.message ?? 'failed', code: error?.code ?? null },
+          },
+    );
+  } catch (cause) {
+    if (!JournalSealedError.isInstance(cause)) throw cause;
+    return { cancelled: false, reason: 'already-finished' };
+  }
+  const journal = await readWholeJournal(host.options.adapter, session.id, runId);
+  const now = host.options.clock.now();
+  const snapshot = snapshotOf(session);
+  try {
+    if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
+      session.messages.push(pending.userMessage);
+    }
+    foldJournal(session, journal.records, session.messages.length, {
+      runId,
+      now,
+      recovered: false,
+      partial: true,
+    });
+    const marker =
+      kind === 'cancel'
+        ? createMarker('cancelled', 'cancelled', runId, now)
+        : createMarker('errored', 'errored', runId, now, { detail: error?.message ?? '' });
+    if (!session.messages.some((message) => message.id === marker.id))
+      session.messages.push(marker);
+    session.pending = null;
+    await host.write(entry, { fsync: true });
+  } catch (cause) {
+    restore(session, snapshot);
+    throw cause;
+  }
+  host.emit({
+    type: 'run',
+    sessionId: session.id,
+    runId,
+    state: kind === 'cancel' ? 'interrupted-by-user' : 'errored',
+  });
+  return { cancelled: true, sessionId: session.id, runId };
+}
+
+interface SessionSnapshot {
+  messages: Session['messages'];
+  toolCalls: Session['toolCalls'];
+  pending: Session['pending'];
+}
+
+function snapshotOf(session: Session): SessionSnapshot {
+  return {
+    messages: [...session.messages],
+    toolCalls: [...session.toolCalls],
+    pending: session.pending,
+  };
+}
+
+function restore(session: Session, snapshot: SessionSnapshot): void {
+  session.messages.splice(0, session.messages.length, ...snapshot.messages);
+  session.toolCalls.splice(0, session.toolCalls.length, ...snapshot.toolCalls);
+  session.pending = snapshot.pending;
+}

@@ -1,0 +1,98 @@
+import { InvalidInputError, RevisionConflictError } from './errors.js';
+import type { RefreshOutcome } from './run-host.js';
+import type { Session } from './schemas.js';
+import type { CacheEntry, SessionCache } from './session-cache.js';
+import type { SessionPersistence } from './session-persistence.js';
+import type { SaveOptions } from './store-types.js';
+
+/**
+ * The live instance of each session (C4): read from storage once however many callers ask
+ * at the same time, refreshed in place when another instance changed what is stored, and
+ * adopted from a caller's own object only at the revision it was read at (B4). Except for
+ * `entryFor`, callers hold the session's lock.
+ */
+export class LiveSessions {
+  private readonly loadsInFlight = new Map<string, Promise<CacheEntry>>();
+
+  constructor(
+    private readonly cache: SessionCache,
+    private readonly persistence: SessionPersistence,
+  ) {}
+
+  /** Whether a read from storage is in flight; the cache must not evict what it returns. */
+  isLoading(id: string): boolean {
+    return this.loadsInFlight.has(id);
+  }
+
+  /** The live cache entry of a session, read from storage once (single flight, C4). */
+  async entryFor(id: string): Promise<CacheEntry> {
+    const cached = this.cache.touch(id);
+    if (cached !== undefined) return cached;
+    let loading = this.loadsInFlight.get(id);
+    if (loading === undefined) {
+      loading = this.persistence.read(id).then((entry) => {
+        const raced = this.cache.peek(id);
+        if (raced !== undefined) return raced;
+        this.cache.set(id, entry);
+        return entry;
+      });
+      loading = loading.finally(() => this.loadsInFlight.delete(id));
+      this.loadsInFlight.set(id, loading);
+    }
+    return loading;
+  }
+
+  async write(entry: CacheEntry, options: SaveOptions): Promise<Session> {
+    const saved = await this.persistence.write(entry, options);
+    this.cache.set(entry.session.id, entry);
+    return saved;
+  }
+
+  /** Picks the cache entry a caller's session object belongs to (B4). */
+  async adoptForSave(session: Session): Promise<CacheEntry> {
+    const id = session.id;
+    let entry = this.cache.peek(id);
+    if (entry === undefined) {
+      entry = (await this.persistence.readOrNull(id)) ?? undefined;
+      if (entry === undefined) {
+        throw new InvalidInputError(
+          `Session "${id}" does not exist; create it with store.create()`,
+        );
+      }
+    }
+    if (entry.session !== session) {
+      if (session.revision !== entry.storedRevision) {
+        throw new RevisionConflictError(id, session.revision, entry.storedRevision);
+      }
+      entry.session = session;
+    }
+    return entry;
+  }
+
+  /** Re-reads a session another instance may have changed, unless this one has unsaved edits. */
+  async refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome> {
+    if (this.persistence.isDirty(entry)) return 'dirty';
+    return this.replaceFromStorage(entry);
+  }
+
+  /** Updates the live instance in place from what is stored now. */
+  async replaceFromStorage(entry: CacheEntry): Promise<RefreshOutcome> {
+    const fresh = await this.persistence.readOrNull(entry.session.id);
+    if (fresh === null) return 'deleted';
+    if (fresh.storedRevision === entry.storedRevision && !this.persistence.isDirty(entry)) {
+      return 'unchanged';
+    }
+    const live = entry.session as Record<string, unknown>;
+    for (const key of Object.keys(live)) delete live[key];
+    Object.assign(live, fresh.session);
+    entry.storedRevision = fresh.storedRevision;
+    entry.storedMessages = fresh.storedMessages;
+    entry.storedHeadText = fresh.storedHeadText;
+    entry.deltasSinceFull = fresh.deltasSinceFull;
+    entry.deltaBytesSinceFull = fresh.deltaBytesSinceFull;
+    entry.storedBytes = fresh.storedBytes;
+    entry.durable = true;
+    entry.indexStale = false;
+    return 'refreshed';
+  }
+}

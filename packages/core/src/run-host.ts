@@ -1,0 +1,43 @@
+import { JournalWriter } from './journal.js';
+import type { LockRegistry } from './lock-registry.js';
+import type { ResolvedOptions } from './options.js';
+import type { Run } from './run.js';
+import type { Session } from './schemas.js';
+import type { CacheEntry } from './session-cache.js';
+import type { SaveOptions, StoreEvent } from './store-types.js';
+
+/** What a run needs from its store. */
+export interface RunHost {
+  readonly options: ResolvedOptions;
+  readonly locks: LockRegistry;
+  entryFor(sessionId: string): Promise<CacheEntry>;
+  /** Re-reads a session another instance changed (after a revision conflict). */
+  refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome>;
+  /** Drops a session another instance deleted from this store's cache. */
+  forgetDeleted(sessionId: string): void;
+  write(entry: CacheEntry, options: SaveOptions): Promise<Session>;
+  runEnded(run: Run): void;
+  markTurnCompleted(sessionId: string): Promise<void>;
+  foldLateOutput(entry: CacheEntry, runId: string): Promise<void>;
+  emit(event: StoreEvent): void;
+}
+
+export type RefreshOutcome = 'unchanged' | 'refreshed' | 'dirty' | 'deleted';
+
+export function createJournalWriter(
+  host: RunHost,
+  sessionId: string,
+  runId: string,
+): JournalWriter {
+  return new JournalWriter({
+    adapter: host.options.adapter,
+    clock: host.options.clock,
+    sessionId,
+    runId,
+    policy: host.options.journalDurability,
+    maxEventBytes: host.options.limits.maxJournalEventBytes,
+    // The session id comes from the writer: it follows an id rotation (D2).
+    onAppend: (currentSessionId, durationMs, durable) =>
+      host.emit({ type: 'append', sessionId: currentSessionId, runId, durationMs, durable }),
+  });
+}

@@ -1,0 +1,153 @@
+import type { Clock } from './clock.js';
+import { findReservedField } from './document-codec.js';
+import {
+  AlreadyExistsError,
+  InvalidInputError,
+  ReservedFieldError,
+  RevisionConflictError,
+} from './errors.js';
+import { assertValidId, randomId } from './ids.js';
+import type { LiveSessions } from './live-sessions.js';
+import type { LockRegistry } from './lock-registry.js';
+import type { Session } from './schemas.js';
+import type { CacheEntry, SessionCache } from './session-cache.js';
+import { normalizeMessage, type SessionPersistence } from './session-persistence.js';
+import type { StoreRuns } from './store-runs.js';
+import type { CreateSessionInput, SaveOptions } from './store-types.js';
+
+/** What creating a session (create, or rename's new child) needs from its store. */
+export interface SessionCreationHost {
+  readonly clock: Clock;
+  readonly locks: LockRegistry;
+  readonly cache: SessionCache;
+  readonly persistence: SessionPersistence;
+  readonly liveSessions: LiveSessions;
+  readonly runs: StoreRuns;
+  ready(operation: string): Promise<void>;
+}
+
+/** store.create(): a new session at revision 0, written only if its id is still free. */
+export async function createSession(
+  host: SessionCreationHost,
+  input: CreateSessionInput,
+  options: SaveOptions,
+): Promise<Session> {
+  if (typeof input !== 'object' || input === null) {
+    throw new InvalidInputError('create() takes an object');
+  }
+  const id = input.id === undefined ? randomId() : assertValidId(input.id);
+  await host.ready('create a session');
+  const reserved = findReservedField(input);
+  if (reserved !== null) throw new ReservedFieldError(reserved, `session "${id}"`);
+  const { messages: inputMessages, ...fields } = input;
+  if (inputMessages !== undefined && !Array.isArray(inputMessages)) {
+    throw new InvalidInputError('create(): `messages` must be an array');
+  }
+  return host.locks.withLockIfNotHeld(id, async () => {
+    if (host.cache.peek(id) !== undefined) throw new AlreadyExistsError(id);
+    const now = host.clock.now();
+    const session = {
+      ...fields,
+      id,
+      title: input.title ?? '',
+      createdAt: now,
+      updatedAt: now,
+      revision: 0,
+      messages: (inputMessages ?? []).map((message, index) =>
+        normalizeMessage(message, now, `create() messages[${index}]`),
+      ),
+      pending: null,
+      toolCalls: [],
+      parentId:
+        input.parentId === undefined || input.parentId === null
+          ? null
+          : assertValidId(input.parentId),
+      rotatedTo: null,
+      metadata: input.metadata ?? {},
+    } as Session;
+    const entry = newEntry(session);
+    try {
+      await host.persistence.write(entry, options);
+    } catch (error) {
+      if (RevisionConflictError.isInstance(error)) throw new AlreadyExistsError(id);
+      throw error;
+    }
+    host.cache.set(id, entry);
+    return session;
+  });
+}
+
+/**
+ * store.rename() (D2): a child session under the new id continues the old one, which is
+ * kept and marked rotated rather than destroyed.
+ */
+export async function rotateSession(
+  host: SessionCreationHost,
+  oldId: string,
+  newId: string,
+): Promise<Session> {
+  assertValidId(oldId);
+  assertValidId(newId);
+  await host.ready('rename a session');
+  if (oldId === newId) throw new InvalidInputError('rename(): the new id equals the old one');
+  return host.locks.withLockIfNotHeld(oldId, async () => {
+    // D2: the new id names the very mutex held under the old one.
+    host.locks.alias(newId, oldId);
+    const parentEntry = await host.liveSessions.entryFor(oldId);
+    const parent = parentEntry.session;
+    if (parent.rotatedTo !== null) {
+      throw new InvalidInputError(
+        `Session "${oldId}" was already rotated to "${parent.rotatedTo}"`,
+      );
+    }
+    const now = host.clock.now();
+    const child = {
+      ...parent,
+      id: newId,
+      messages: [...parent.messages],
+      toolCalls: [...parent.toolCalls],
+      metadata: { ...parent.metadata },
+      parentId: oldId,
+      rotatedTo: null,
+      revision: 0,
+      createdAt: now,
+      updatedAt: now,
+    } as Session;
+    const childEntry = newEntry(child);
+    try {
+      await host.persistence.write(childEntry, { fsync: true });
+    } catch (error) {
+      if (RevisionConflictError.isInstance(error)) throw new AlreadyExistsError(newId);
+      throw error;
+    }
+    host.cache.set(newId, childEntry);
+    // A live run follows the rotation (context compression rotates ids mid-run).
+    await host.runs.followRotation(oldId, newId);
+    // The parent is kept, never destroyed; it is marked so list() hides it by default.
+    const parentPending = parent.pending;
+    parent.rotatedTo = newId;
+    parent.pending = null;
+    try {
+      await host.persistence.write(parentEntry, { fsync: true, touchUpdatedAt: false });
+    } catch (error) {
+      parent.rotatedTo = null;
+      parent.pending = parentPending;
+      throw error;
+    }
+    return child;
+  });
+}
+
+function newEntry(session: Session): CacheEntry {
+  return {
+    session,
+    storedRevision: null,
+    storedMessages: [],
+    storedHeadText: null,
+    deltasSinceFull: 0,
+    deltaBytesSinceFull: 0,
+    storedBytes: 0,
+    durable: false,
+    indexStale: true,
+  };
+}

@@ -1,0 +1,261 @@
+import { adapterCall } from './adapter-call.js';
+import { interruptPendingTurn } from './end-pending-turn.js';
+import { InvalidInputError, NotFoundError, SessionBusyError, StoreClosedError } from './errors.js';
+import { assertValidId, randomId } from './ids.js';
+import { readJournal, readWholeJournal, terminalStateOf } from './journal.js';
+import { foldLateOutput } from './late-output.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { LiveSessions } from './live-sessions.js';
+import type { LockRegistry } from './lock-registry.js';
+import type { ResolvedOptions } from './options.js';
+import { type RecoveryContext, repairPendingTurn } from './recovery.js';
+import { Run } from './run.js';
+import { createJournalWriter, type RefreshOutcome, type RunHost } from './run-host.js';
+import type { Session } from './schemas.js';
+import type { CacheEntry, SessionCache } from './session-cache.js';
+import { normalizeMessage, type SessionPersistence } from './session-persistence.js';
+import type {
+  BeginRunInput,
+  CancelOutcome,
+  JournalReadOptions,
+  JournalReadResult,
+  RunHandle,
+  RunSummary,
+  SaveOptions,
+  StoreEvent,
+} from './store-types.js';
+
+/** What the run half of the store needs from the rest of it. */
+export interface StoreRunsHost {
+  readonly options: ResolvedOptions;
+  readonly locks: LockRegistry;
+  readonly lifecycle: Lifecycle;
+  readonly cache: SessionCache;
+  readonly persistence: SessionPersistence;
+  readonly liveSessions: LiveSessions;
+  readonly closed: boolean;
+  ready(operation: string): Promise<void>;
+  /** The store's load, which repairs a dead pending turn (F1). */
+  load(id: string): Promise<Session>;
+  emit(event: StoreEvent): void;
+}
+
+/**
+ * The run half of the store: starting runs (E1), cancelling turns (E6) and reading their
+ * journals, and the RunHost its live runs call back into. At most one live run per session
+ * in this store; the session's pending turn says which run owns it across instances (D4).
+ */
+export class StoreRuns implements RunHost {
+  readonly options: ResolvedOptions;
+  readonly locks: LockRegistry;
+  private readonly runs = new Map<string, Run>();
+
+  constructor(private readonly store: StoreRunsHost) {
+    this.options = store.options;
+    this.locks = store.locks;
+  }
+
+  // ── Live runs ────────────────────────────────────────────────────────────────────
+
+  get size(): number {
+    return this.runs.size;
+  }
+
+  get(sessionId: string): Run | undefined {
+    return this.runs.get(sessionId);
+  }
+
+  has(sessionId: string): boolean {
+    return this.runs.has(sessionId);
+  }
+
+  all(): Run[] {
+    return [...this.runs.values()];
+  }
+
+  /**
+   * D2: the live run of a rotated session moves to the new id, its journal with it.
+   * The caller holds the session lock.
+   */
+  async followRotation(oldId: string, newId: string): Promise<void> {
+    const live = this.runs.get(oldId);
+    if (live !== undefined) {
+      await live.moveTo(newId);
+      this.runs.delete(oldId);
+      this.runs.set(newId, live);
+    }
+  }
+
+  // ── Runs API ─────────────────────────────────────────────────────────────────────
+
+  async beginRun(sessionId: string, input: BeginRunInput): Promise<RunHandle> {
+    if (this.store.closed) throw new StoreClosedError('start a run');
+    assertValidId(sessionId);
+    if (typeof input !== 'object' || input === null) {
+      throw new InvalidInputError('beginRun() needs { userMessage }');
+    }
+    const runId = input.runId === undefined ? randomId() : assertValidId(input.runId, 'run');
+    const now = this.options.clock.now();
+    const userMessage = normalizeMessage(input.userMessage, now, 'beginRun() userMessage');
+    if (input.attachments !== undefined && !Array.isArray(input.attachments)) {
+      throw new InvalidInputError('beginRun(): `attachments` must be an array');
+    }
+    await this.store.ready('start a run');
+    // Recovery of a dead pending turn runs here, before the lock is taken.
+    await this.store.load(sessionId);
+    return this.locks.withLock(sessionId, async () => {
+      if (this.store.closed) throw new StoreClosedError('start a run');
+      const live = this.runs.get(sessionId);
+      if (live !== undefined) throw new SessionBusyError(sessionId, live.runId);
+      const entry = await this.entryFor(sessionId);
+      const session = entry.session;
+      // Another instance may have finished or cancelled that turn since we cached it.
+      if (session.pending !== null && (await this.refreshIfClean(entry)) === 'deleted') {
+        this.store.cache.delete(sessionId);
+        throw new NotFoundError(sessionId);
+      }
+      if (session.pending !== null) {
+        const outcome = await repairPendingTurn(session, this.recoveryContext());
+        if (outcome === 'alive') throw new SessionBusyError(sessionId, session.pending.streamId);
+      }
+      const previousPending = session.pending;
+      session.pending = {
+        streamId: runId,
+        userMessage,
+        attachments: input.attachments ?? [],
+        startedAt: now,
+        heartbeatAt: now,
+      };
+      try {
+        // E1: the user's turn is durable before the agent starts.
+        await this.store.persistence.write(entry, { fsync: true });
+      } catch (error) {
+        session.pending = previousPending;
+        throw error;
+      }
+      const run = new Run(this, sessionId, runId);
+      this.runs.set(sessionId, run);
+      run.start();
+      this.emit({ type: 'run', sessionId, runId, state: 'started' });
+      return run;
+    });
+  }
+
+  activeRun(sessionId: string): RunHandle | null {
+    return this.runs.get(sessionId) ?? null;
+  }
+
+  async cancelRun(sessionId: string, runId?: string): Promise<CancelOutcome> {
+    assertValidId(sessionId);
+    if (runId !== undefined) assertValidId(runId, 'run');
+    await this.store.ready('cancel a run');
+    const local = this.runs.get(sessionId);
+    if (local !== undefined && (runId === undefined || local.runId === runId))
+      return local.cancel();
+    return this.locks.withLock(sessionId, async () => {
+      const entry = await this.entryFor(sessionId);
+      await this.refreshIfClean(entry);
+      const pending = entry.session.pending;
+      if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
+      if (runId !== undefined && pending.streamId !== runId)
+        return { cancelled: false, reason: 'not-active' };
+      const writer = createJournalWriter(this, sessionId, pending.streamId);
+      return interruptPendingTurn(this, entry, writer, 'cancel');
+    });
+  }
+
+  async readJournal(
+    sessionId: string,
+    runId: string,
+    options: JournalReadOptions = {},
+  ): Promise<JournalReadResult> {
+    assertValidId(sessionId);
+    assertValidId(runId, 'run');
+    for (const name of ['afterSequence', 'upToSequence', 'limit'] as const) {
+      const value = options[name];
+      if (value !== undefined && (!Number.isInteger(value) || value < 0)) {
+        throw new InvalidInputError(`readJournal(): \`${name}\` must be a non-negative integer`);
+      }
+    }
+    await this.store.ready('read a journal');
+    return readJournal(this.options.adapter, sessionId, runId, options);
+  }
+
+  async runSummary(sessionId: string, runId: string): Promise<RunSummary> {
+    assertValidId(sessionId);
+    assertValidId(runId, 'run');
+    await this.store.ready('read a journal');
+    const journal = await readWholeJournal(this.options.adapter, sessionId, runId);
+    return {
+      sessionId,
+      runId,
+      exists: journal.exists,
+      lastSequence: journal.records.at(-1)?.sequence ?? 0,
+      terminalState: terminalStateOf(journal.records),
+    };
+  }
+
+  async listRuns(sessionId: string): Promise<string[]> {
+    assertValidId(sessionId);
+    await this.store.ready('list runs');
+    const adapter = this.options.adapter;
+    return adapterCall(adapter.name, 'list journals', () => adapter.listLogs(sessionId));
+  }
+
+  // ── RunHost ──────────────────────────────────────────────────────────────────────
+
+  entryFor(sessionId: string): Promise<CacheEntry> {
+    return this.store.liveSessions.entryFor(sessionId);
+  }
+
+  refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome> {
+    return this.store.liveSessions.refreshIfClean(entry);
+  }
+
+  forgetDeleted(sessionId: string): void {
+    this.store.cache.delete(sessionId);
+  }
+
+  write(entry: CacheEntry, options: SaveOptions): Promise<Session> {
+    return this.store.liveSessions.write(entry, options);
+  }
+
+  runEnded(run: Run): void {
+    if (this.runs.get(run.sessionId) === run) this.runs.delete(run.sessionId);
+  }
+
+  async markTurnCompleted(sessionId: string): Promise<void> {
+    await this.store.lifecycle.markTurnCompleted(sessionId).catch((error: unknown) =>
+      this.emit({
+        type: 'warning',
+        sessionId,
+        field: 'lifecycle',
+        message: `could not record the completed turn: ${error instanceof Error ? error.message : String(error)}`,
+      }),
+    );
+  }
+
+  foldLateOutput(entry: CacheEntry, runId: string): Promise<void> {
+    return foldLateOutput(this, entry, runId, this.recoveryContext());
+  }
+
+  emit(event: StoreEvent): void {
+    this.store.emit(event);
+  }
+
+  recoveryContext(): RecoveryContext {
+    return {
+      adapter: this.options.adapter,
+      now: this.options.clock.now(),
+      graceMs: this.options.graceMs,
+      maxAttempts: this.options.maxAttempts,
+      giveUpMs: this.options.giveUpMs,
+      appendCrashRecord: async (sessionId, runId) => {
+        await createJournalWriter(this, sessionId, runId).append({
+          type: 'interrupted',
+          data: { reason: 'crash' },
+        });
+      },
+    };
+  }
+}
