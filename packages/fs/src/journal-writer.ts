@@ -179,10 +179,11 @@ export class JournalWriter {
    */
   private exclusively(task: () => Promise<void>): Promise<void> {
     // Started a microtask later, so `running` is set before any of the task's code runs.
-    const running = Promise.resolve()
+    const running: Promise<void> = Promise.resolve()
       .then(task)
       .finally(() => {
-        this.running = null;
+        // The task may have handed the writer on before it ended (pump's last batch).
+        if (this.running === running) this.running = null;
         this.kick();
       });
     this.running = running;
@@ -199,9 +200,15 @@ export class JournalWriter {
       const batch = takeBatch(this.queue, this.context.options.journalBatchBytes);
       try {
         const results = await this.writeBatch(batch);
+        // After the last batch the writer is free before its appends resume, so a stream's
+        // next append finds it free (the fast path) instead of queuing behind this pump's
+        // end, which would keep every later append of the stream on this slower path.
+        const handedOn = this.queue.length === 0 && this.keptWithoutLooking();
+        if (handedOn) this.running = null;
         for (const [index, append] of batch.entries()) {
           append.resolve(results[index] as AppendLogResult);
         }
+        if (handedOn) return;
       } catch (error) {
         // Whatever reached the file is re-read (and a torn tail cut) under the next lock.
         this.tail = null;
@@ -211,6 +218,20 @@ export class JournalWriter {
       }
     }
     await this.keepOrLetGo();
+  }
+
+  /**
+   * After a batch, when no look at the lock is due: the journal stays held (no I/O, so the
+   * writer can be handed on at once). False when keepOrLetGo must look.
+   */
+  private keptWithoutLooking(): boolean {
+    const held = this.held;
+    if (held === null) return true;
+    const now = Date.now();
+    if (lockCheckDue(held, now)) return false;
+    held.lastUsed = now;
+    this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+    return true;
   }
 
   /**
