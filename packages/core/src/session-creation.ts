@@ -113,14 +113,21 @@ export async function rotateSession(
       createdAt: now,
       updatedAt: now,
     } as Session;
-    const childEntry = newEntry(child);
+    let childEntry = newEntry(child);
     try {
       await host.persistence.write(childEntry, { fsync: true });
+      host.cache.set(newId, childEntry);
     } catch (error) {
-      if (RevisionConflictError.isInstance(error)) throw new AlreadyExistsError(newId);
-      throw error;
+      if (!RevisionConflictError.isInstance(error)) throw error;
+      // The new id is taken. By this parent's own rotation, cut short after the child was
+      // written (the parent's write failed, or the process died): the retry finishes it.
+      // By anything else: refused.
+      const existing = await host.liveSessions.entryFor(newId).catch(() => null);
+      if (existing === null || existing.session.parentId !== oldId) {
+        throw new AlreadyExistsError(newId);
+      }
+      childEntry = existing;
     }
-    host.cache.set(newId, childEntry);
     // A live run follows the rotation (context compression rotates ids mid-run).
     await host.runs.followRotation(oldId, newId);
     // The parent is kept, never destroyed; it is marked so list() hides it by default.
@@ -134,7 +141,7 @@ export async function rotateSession(
       parent.pending = parentPending;
       throw error;
     }
-    return child;
+    return childEntry.session;
   });
 }
 

@@ -6,6 +6,7 @@
  * is why these files are longer than the house's usual ~300 lines.
  */
 import {
+  AlreadyExistsError,
   JournalSealedError,
   LockReentryError,
   type MemoryAgent,
@@ -240,6 +241,39 @@ export function defineLocks(suite: SpecRegistrar): void {
       const loadedChild = await reopened.store.load(newId);
       expect(loadedChild.parentId).toBe(oldId);
       expect(contentsOf(loadedChild)).toEqual(['before', 'after']);
+    },
+  );
+
+  suite.test(
+    'D2',
+    'a rename cut short after the child was written completes when retried; an unrelated session under the new id is refused',
+    async (env) => {
+      const { store, adapter } = await env.openStore();
+      const oldId = env.id();
+      const newId = env.id();
+      await store.create({ id: oldId, messages: [textMessage(env, 'user', 'before')] });
+      const removeFault = adapter.inject({
+        method: 'putDocument',
+        match: (args) => args[0] === 'sessions' && args[1] === oldId,
+        error: () => new Error('injected: the parent write fails'),
+        times: 1,
+      });
+      await expect(store.rename(oldId, newId)).rejects.toThrow();
+      removeFault();
+      const child = await store.rename(oldId, newId);
+      expect(child.id).toBe(newId);
+      expect(child.parentId).toBe(oldId);
+      expect(contentsOf(child)).toEqual(['before']);
+      const reader = await env.openStore();
+      expect((await reader.store.load(oldId)).rotatedTo).toBe(newId);
+      expect(contentsOf(await reader.store.load(newId))).toEqual(['before']);
+      // The new id held by a session that is not this parent's child: never adopted.
+      const otherId = env.id();
+      const takenId = env.id();
+      await store.create({ id: otherId, messages: [textMessage(env, 'user', 'other')] });
+      await store.create({ id: takenId, messages: [textMessage(env, 'user', 'taken')] });
+      await expectTypedError(store.rename(otherId, takenId), AlreadyExistsError);
+      expect((await reader.store.load(otherId)).rotatedTo).toBeNull();
     },
   );
 
