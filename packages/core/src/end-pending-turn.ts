@@ -8,6 +8,9 @@ import { normalizeMessage } from './session-persistence.js';
 import type { CancelOutcome, CompleteRunInput } from './store-types.js';
 import { foldJournal } from './transcript.js';
 
+/** Bounded: a session rewritten this often while one run ends is contended, not unlucky. */
+export const MAX_CONFLICT_ATTEMPTS = 5;
+
 /**
  * E5: writes a completed turn into the transcript: the user turn, then the caller's
  * assistant messages or else the run's journal folded, and the pending fields cleared, in
@@ -73,18 +76,26 @@ export async function interruptPendingTurn(
   if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
   const runId = pending.streamId;
   await writer.idle();
-  try {
-    await writer.append(
-      kind === 'cancel'
-        ? { type: 'cancel' }
-        : {
-            type: 'error',
-            data: { message: error?.message ?? 'failed', code: error?.code ?? null },
-          },
-    );
-  } catch (cause) {
-    if (!JournalSealedError.isInstance(cause)) throw cause;
-    return { cancelled: false, reason: 'already-finished' };
+  const interruptedState = kind === 'cancel' ? 'interrupted-by-user' : 'errored';
+  // Already in the journal when an earlier attempt appended it and then met a revision
+  // conflict writing the session (or another instance cancelled meanwhile): the session
+  // still needs the turn ended, and the journal needs no second event.
+  if (writer.terminalState !== interruptedState) {
+    try {
+      await writer.append(
+        kind === 'cancel'
+          ? { type: 'cancel' }
+          : {
+              type: 'error',
+              data: { message: error?.message ?? 'failed', code: error?.code ?? null },
+            },
+      );
+    } catch (cause) {
+      if (!JournalSealedError.isInstance(cause)) throw cause;
+      if (writer.terminalState !== interruptedState) {
+        return { cancelled: false, reason: 'already-finished' };
+      }
+    }
   }
   const journal = await readWholeJournal(host.options.adapter, session.id, runId);
   const now = host.options.clock.now();

@@ -1,5 +1,9 @@
 import { PeriodicCheckpoint } from './checkpoint.js';
-import { interruptPendingTurn, writeCompletedTurn } from './end-pending-turn.js';
+import {
+  interruptPendingTurn,
+  MAX_CONFLICT_ATTEMPTS,
+  writeCompletedTurn,
+} from './end-pending-turn.js';
 import { JournalSealedError, RevisionConflictError, RunNotActiveError } from './errors.js';
 import type { JournalWriter } from './journal.js';
 import { createJournalWriter, type RunHost } from './run-host.js';
@@ -11,9 +15,6 @@ import type {
   JournalEventInput,
   RunHandle,
 } from './store-types.js';
-
-/** Bounded: a session rewritten this often while one run completes is contended, not unlucky. */
-const MAX_CONFLICT_ATTEMPTS = 5;
 
 /** A live run: owns its session's pending turn through its stream id (D4). */
 export class Run implements RunHandle {
@@ -203,7 +204,9 @@ export class Run implements RunHandle {
           if (outcome.cancelled) this.end('finished');
           return outcome;
         } catch (cause) {
-          if (!RevisionConflictError.isInstance(cause) || attempt > 0) throw cause;
+          if (!RevisionConflictError.isInstance(cause) || attempt + 1 >= MAX_CONFLICT_ATTEMPTS) {
+            throw cause;
+          }
           // Another instance wrote the session: learn what it wrote and check the fence again.
           if ((await this.host.refreshIfClean(entry)) === 'deleted') {
             this.deletedElsewhere();

@@ -1,6 +1,12 @@
 import { adapterCall } from './adapter-call.js';
-import { interruptPendingTurn } from './end-pending-turn.js';
-import { InvalidInputError, NotFoundError, SessionBusyError, StoreClosedError } from './errors.js';
+import { interruptPendingTurn, MAX_CONFLICT_ATTEMPTS } from './end-pending-turn.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  RevisionConflictError,
+  SessionBusyError,
+  StoreClosedError,
+} from './errors.js';
 import { assertValidId, randomId } from './ids.js';
 import { readJournal, readWholeJournal, terminalStateOf } from './journal.js';
 import { foldLateOutput } from './late-output.js';
@@ -160,7 +166,23 @@ export class StoreRuns implements RunHost {
       if (runId !== undefined && pending.streamId !== runId)
         return { cancelled: false, reason: 'not-active' };
       const writer = createJournalWriter(this, sessionId, pending.streamId);
-      return interruptPendingTurn(this, entry, writer, 'cancel');
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await interruptPendingTurn(this, entry, writer, 'cancel');
+        } catch (error) {
+          if (!RevisionConflictError.isInstance(error) || attempt >= MAX_CONFLICT_ATTEMPTS) {
+            throw error;
+          }
+          // The run's own instance (or a third) wrote the session meanwhile: learn what it
+          // wrote; its pending turn may be ended already, or owned by another run now.
+          if ((await this.refreshIfClean(entry)) === 'deleted') {
+            return { cancelled: false, reason: 'no-pending-turn' };
+          }
+          if (entry.session.pending?.streamId !== pending.streamId) {
+            return { cancelled: false, reason: 'already-finished' };
+          }
+        }
+      }
     });
   }
 

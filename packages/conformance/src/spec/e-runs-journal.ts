@@ -809,6 +809,78 @@ function defineEndingTests(suite: SpecRegistrar): void {
 
   suite.test(
     'E6',
+    'a cancel whose write meets edits of another instance re-reads and tries again, as complete does',
+    async (env) => {
+      const worker = await env.openStore();
+      const session = await worker.store.create({ id: env.id() }, { fsync: true });
+      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
+      await run.append({ type: 'token', data: { text: 'partial' } });
+      const other = await env.openStore();
+      let edits = 0;
+      worker.adapter.inject({
+        method: 'putDocument',
+        match: (args) => args[0] === 'sessions' && args[1] === session.id,
+        times: 3,
+        // Another instance renames the session just before each of this write's attempts.
+        replace: async (_args, real) => {
+          const edited = await other.store.load(session.id, { refresh: true });
+          edits++;
+          edited.title = `edited ${edits}`;
+          await other.store.save(edited);
+          return real();
+        },
+      });
+      const outcome = await run.cancel();
+      expect(outcome).toEqual({ cancelled: true, sessionId: session.id, runId: run.runId });
+      expect(edits).toBe(3);
+      const stored = await (await env.openStore()).store.load(session.id);
+      expect(stored.title).toBe('edited 3');
+      expect(stored.pending).toBeNull();
+      expect(
+        stored.messages.filter((message) => message.marker?.type === 'cancelled'),
+      ).toHaveLength(1);
+      expect(contentsOf(stored).filter((content) => content === 'partial')).toHaveLength(1);
+    },
+  );
+
+  suite.test(
+    'E6',
+    'cancelRun from another instance whose write meets an edit re-reads and tries again',
+    async (env) => {
+      const worker = await env.openStore();
+      const session = await worker.store.create({ id: env.id() }, { fsync: true });
+      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
+      await run.append({ type: 'token', data: { text: 'partial' } });
+      const canceller = await env.openStore();
+      const editor = await env.openStore();
+      canceller.adapter.inject({
+        method: 'putDocument',
+        match: (args) => args[0] === 'sessions' && args[1] === session.id,
+        times: 2,
+        replace: async (_args, real) => {
+          const edited = await editor.store.load(session.id, { refresh: true });
+          edited.metadata = {
+            ...edited.metadata,
+            touched: ((edited.metadata.touched as number) ?? 0) + 1,
+          };
+          await editor.store.save(edited);
+          return real();
+        },
+      });
+      const outcome = await canceller.store.cancelRun(session.id);
+      expect(outcome).toEqual({ cancelled: true, sessionId: session.id, runId: run.runId });
+      const stored = await (await env.openStore()).store.load(session.id);
+      expect(stored.metadata.touched).toBe(2);
+      expect(stored.pending).toBeNull();
+      expect(
+        stored.messages.filter((message) => message.marker?.type === 'cancelled'),
+      ).toHaveLength(1);
+      expect(contentsOf(stored).filter((content) => content === 'partial')).toHaveLength(1);
+    },
+  );
+
+  suite.test(
+    'E6',
     'a complete racing a cancel from another instance ends one way only: answered or cancelled',
     async (env) => {
       for (let round = 0; round < 3; round++) {
