@@ -208,15 +208,7 @@ export class FileLocks {
     const owner = await this.acquirer.acquire(lockPath, createDirectory, true);
     let released = false;
     return {
-      wanted: async () => {
-        try {
-          await this.fileSystem.lstat(`${lockPath}${WAIT_SUFFIX}`);
-          return true;
-        } catch (error) {
-          if (isNotFound(error)) return false;
-          throw toBackendError(error, `check lock ${lockPath}`);
-        }
-      },
+      wanted: () => this.isWanted(lockPath),
       release: async () => {
         if (released) return;
         released = true;

@@ -6,20 +6,15 @@ import { type FileHandle, readAt, writeAll } from './file-system.js';
 import { decodeFrames, encodeFrame } from './framing.js';
 import { isSafeId } from './id-encoding.js';
 import { parseJournal } from './journal-format.js';
-import { isOwnerAlive, thisHost } from './lock-owner.js';
+import { isOwnerAlive, type LockOwner, thisHost } from './lock-owner.js';
 import { LOG_SUFFIX } from './log-file.js';
 import { decodeJournalBatch, decodeLogEntry, decodeLogHeader, type LogEntry } from './records.js';
 
 /** A log without a readable header younger than this may be one a live process is creating. */
 const HEADERLESS_GRACE_MS = 60_000;
 
-interface LogOwner {
-  pid: number;
-  host: string;
-  token: string;
-  createdAt: number;
-  boot?: string | null;
-}
+/** A log's header names its owner as a lock file does (lock-owner.ts). */
+type LogOwner = LockOwner;
 
 interface OrderedEntry {
   /** Replay order: the log's creation time, its name, the entry's position. */
