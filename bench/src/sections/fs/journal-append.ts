@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { RunHandle, SessionStore } from '@keepsake/core';
 import { GroupCommitLog, SyncEachLog } from '../../baselines/append-logs.js';
 import { type Contender, measureSideBySide, perSecond } from '../../harness/measure.js';
-import type { CaseResult, Metric, SectionResult } from '../../harness/results.js';
+import type { CaseResult, Measurement, Metric, SectionResult } from '../../harness/results.js';
 import { flushPageCache } from '../../harness/workspace.js';
 import { describeMeasurements } from '../../report/format.js';
 import { text } from '../../workload/messages.js';
@@ -15,6 +15,8 @@ export const FDATASYNC_PER_APPEND = 'one fdatasync per append';
 
 const CONTENDERS = 3;
 const THROUGHPUT: Metric = { unit: 'appends/s', higherIsBetter: true, format: 'rate' };
+/** The whole process's CPU time (user + system, all threads) per append of a trial. */
+const CPU_PER_APPEND: Metric = { unit: 'µs', higherIsBetter: false, format: 'rate' };
 /** Bytes of a journal record around the token text (ids, sequence, type, timestamp). */
 const RECORD_OVERHEAD = 150;
 
@@ -39,6 +41,7 @@ function appendsPerStream(context: SectionContext, streams: number): number {
 async function run(context: SectionContext): Promise<SectionResult> {
   const { config, progress } = context;
   const cases: CaseResult[] = [];
+  const cpuCases: CaseResult[] = [];
   for (const streams of config.journal.streams) {
     const label = `${streams} stream${streams === 1 ? '' : 's'}`;
     progress.beginCase(label);
@@ -46,13 +49,20 @@ async function run(context: SectionContext): Promise<SectionResult> {
     const keepsake = await keepsakeStreams(context, streams, perStream);
     const groupCommit = await groupCommitStreams(context, streams, perStream);
     const syncEach = await syncEachStreams(context, streams, perStream);
+    const cpu = new CpuPerAppend(streams * perStream);
     try {
       const measurements = await measureSideBySide(
-        [keepsake.contender, groupCommit.contender, syncEach.contender],
+        [keepsake.contender, groupCommit.contender, syncEach.contender].map((contender) =>
+          cpu.measured(contender),
+        ),
         config.rounds,
-        (event) => progress.trial(event),
+        (event) => {
+          cpu.warmup = event.warmup;
+          progress.trial(event);
+        },
       );
       cases.push({ key: String(streams), label, x: streams, measurements });
+      cpuCases.push({ key: String(streams), label, x: streams, measurements: cpu.measurements() });
       progress.keep(`  ${label}: ${describeMeasurements(THROUGHPUT, measurements)}`);
     } finally {
       await keepsake.close();
@@ -85,15 +95,54 @@ async function run(context: SectionContext): Promise<SectionResult> {
           xTitle: 'concurrent streams',
         },
       },
+      {
+        id: 'cpu',
+        title: 'Process CPU per durable append',
+        metric: CPU_PER_APPEND,
+        subject: KEEPSAKE_FS,
+        caseHeader: 'streams',
+        cases: cpuCases,
+      },
     ],
     notes: [
       `Appends per trial: ${config.journal.streams.map((streams) => `${streams} × ${appendsPerStream(context, streams)}`).join(', ')} (streams × appends each).`,
       'With one stream nothing can share an fdatasync, so all three contenders are bound by the disk alike; group commit pays off from 16 streams up.',
       "Keepsake's runs are started, and each journal created, before the clock starts.",
+      'CPU per append is the whole process (user + system time of every thread, `process.cpuUsage()`) over a trial, divided by its appends: where the time goes once the disk is shared.',
       "Node's file calls run on libuv's thread pool (4 threads by default, as in production), " +
         'so at most 4 fdatasync calls are in flight at once whatever the number of streams.',
     ],
   };
+}
+
+/**
+ * Measures each contender's process CPU per append alongside its throughput, in the same
+ * trials (warm-up rounds left out, as for the figures).
+ */
+class CpuPerAppend {
+  warmup = false;
+  private readonly samples = new Map<string, number[]>();
+
+  constructor(private readonly appendsPerTrial: number) {}
+
+  measured(contender: Contender): Contender {
+    const samples: number[] = [];
+    this.samples.set(contender.name, samples);
+    return {
+      name: contender.name,
+      trial: async () => {
+        const before = process.cpuUsage();
+        const figure = await contender.trial();
+        const used = process.cpuUsage(before);
+        if (!this.warmup) samples.push((used.user + used.system) / this.appendsPerTrial);
+        return figure;
+      },
+    };
+  }
+
+  measurements(): Measurement[] {
+    return [...this.samples].map(([contender, samples]) => ({ contender, samples }));
+  }
 }
 
 interface Streams {
