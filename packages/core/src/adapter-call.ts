@@ -1,4 +1,5 @@
-import { BackendError, KeepsakeError } from './errors.js';
+import { KeepsakeError } from './keepsake-error.js';
+import { BackendError } from './storage-errors.js';
 
 /**
  * Runs an adapter call and makes sure whatever it throws is a typed Keepsake error

@@ -1,7 +1,7 @@
 import { randomId } from './ids.js';
 import type { Message } from './schemas.js';
-import { normalizeMessage } from './session-persistence.js';
-import type { MessageInput } from './store-types.js';
+import type { MessageInput } from './session-types.js';
+import { normalizeMessage } from './session-validation.js';
 
 /**
  * Builds a valid message from what a caller knows (`role`, `content`, anything else),

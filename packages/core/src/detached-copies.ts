@@ -1,5 +1,5 @@
 import { headOf } from './document-codec.js';
-import { InvalidInputError, SummaryOnlyError } from './errors.js';
+import { InvalidInputError, SummaryOnlyError } from './input-errors.js';
 import type { Session } from './schemas.js';
 import type { SessionCache } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';

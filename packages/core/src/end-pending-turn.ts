@@ -1,11 +1,12 @@
-import { JournalSealedError } from './errors.js';
-import { type JournalWriter, readWholeJournal } from './journal.js';
+import { readWholeJournal } from './journal-read.js';
+import type { JournalWriter } from './journal-writer.js';
 import { createMarker } from './markers.js';
+import { JournalSealedError } from './run-errors.js';
 import type { RunHost } from './run-host.js';
+import type { CancelOutcome, CompleteRunInput } from './run-types.js';
 import type { PendingTurn, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
-import { normalizeMessage } from './session-persistence.js';
-import type { CancelOutcome, CompleteRunInput } from './store-types.js';
+import { normalizeMessage } from './session-validation.js';
 import { foldJournal } from './transcript.js';
 
 /** Bounded: a session rewritten this often while one run ends is contended, not unlucky. */

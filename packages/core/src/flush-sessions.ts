@@ -1,9 +1,9 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall, toKeepsakeError } from './adapter-call.js';
-import { RevisionConflictError } from './errors.js';
 import type { LockRegistry } from './lock-registry.js';
 import type { CacheEntry } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';
+import { RevisionConflictError } from './storage-errors.js';
 import type { FlushReport } from './store-types.js';
 
 export interface FlushContext {

@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { InvalidIdError } from './errors.js';
+import { InvalidIdError } from './input-errors.js';
 
 /** A1: the only id shape that is safe as a path segment, a Redis key part and an S3 key part. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;

@@ -26,8 +26,14 @@ export {
   decodeSession as decodeStoredSession,
   encodeFull as encodeSessionDocument,
 } from './document-codec.js';
-export * from './errors.js';
 export { assertValidId, ID_PATTERN, isValidId, randomId } from './ids.js';
+export * from './input-errors.js';
+export {
+  KeepsakeError,
+  type KeepsakeErrorCode,
+  type KeepsakeErrorOptions,
+} from './keepsake-error.js';
+export * from './lifecycle-errors.js';
 export { MARKER_WORDING } from './markers.js';
 export {
   createMemoryBackend,
@@ -36,8 +42,14 @@ export {
   type MemoryBackend,
   memoryAdapter,
 } from './memory-adapter.js';
+export type * from './memory-types.js';
 export { type MigrationReport, migrateBackend } from './migrate.js';
+export * from './run-errors.js';
+export type * from './run-types.js';
 export * from './schemas.js';
+export type * from './session-types.js';
 export { type Closable, installShutdownHooks, type ShutdownHookOptions } from './shutdown.js';
+export * from './storage-errors.js';
 export { createSessionStore } from './store.js';
+export type * from './store-options.js';
 export type * from './store-types.js';

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
-import { JournalSealedError, LimitExceededError } from './errors.js';
-import {
-  JournalWriter,
-  nextTerminalState,
-  readJournal,
-  recordText,
-  terminalStateOf,
-} from './journal.js';
+import { LimitExceededError } from './input-errors.js';
+import { readJournal } from './journal-read.js';
+import { recordText } from './journal-record.js';
+import { JournalWriter } from './journal-writer.js';
 import { memoryAdapter } from './memory-adapter.js';
+import { JournalSealedError } from './run-errors.js';
 import type { JournalRecord } from './schemas.js';
+import { nextTerminalState, terminalStateOf } from './terminal-state.js';
 
 function writer(adapter = memoryAdapter(), runId = 'run-1') {
   return new JournalWriter({

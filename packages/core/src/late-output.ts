@@ -1,8 +1,9 @@
-import { readWholeJournal, terminalStateOf } from './journal.js';
+import { readWholeJournal } from './journal-read.js';
 import { rewordMarker } from './markers.js';
 import type { RecoveryContext } from './recovery.js';
 import type { RunHost } from './run-host.js';
 import type { CacheEntry } from './session-cache.js';
+import { terminalStateOf } from './terminal-state.js';
 import { foldJournal } from './transcript.js';
 
 /**

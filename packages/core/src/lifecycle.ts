@@ -1,15 +1,11 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import {
-  CorruptDocumentError,
-  MemoryCommitIncompleteError,
-  RevisionConflictError,
-  StoreClosedError,
-} from './errors.js';
 import { assertValidId } from './ids.js';
+import { MemoryCommitIncompleteError, StoreClosedError } from './lifecycle-errors.js';
+import type { DrainReport, MemoryAgent, MemoryLifecycle } from './memory-types.js';
 import { lifecycleStateSchema } from './schemas.js';
-import type { DrainReport, MemoryAgent, MemoryLifecycle } from './store-types.js';
+import { CorruptDocumentError, RevisionConflictError } from './storage-errors.js';
 
 interface DirtySegment {
   /** The agent that owns these turns; kept through failures (G4) and re-registration (G5). */

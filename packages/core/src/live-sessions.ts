@@ -1,9 +1,10 @@
-import { InvalidInputError, RevisionConflictError } from './errors.js';
+import { InvalidInputError } from './input-errors.js';
 import type { RefreshOutcome } from './run-host.js';
 import type { Session } from './schemas.js';
 import type { CacheEntry, SessionCache } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';
-import type { SaveOptions } from './store-types.js';
+import type { SaveOptions } from './session-types.js';
+import { RevisionConflictError } from './storage-errors.js';
 
 /**
  * The live instance of each session (C4): read from storage once however many callers ask

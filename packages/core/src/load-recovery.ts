@@ -1,8 +1,8 @@
-import { RevisionConflictError } from './errors.js';
 import type { LiveSessions } from './live-sessions.js';
 import type { LockRegistry } from './lock-registry.js';
 import { needsRecovery, repairPendingTurn, retryPendingMarkers } from './recovery.js';
 import type { CacheEntry, SessionCache } from './session-cache.js';
+import { RevisionConflictError } from './storage-errors.js';
 import type { StoreRuns } from './store-runs.js';
 import type { StoreEvent } from './store-types.js';
 

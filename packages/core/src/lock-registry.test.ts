@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LockReentryError } from './errors.js';
+import { LockReentryError } from './input-errors.js';
 import { LockRegistry } from './lock-registry.js';
 
 describe('LockRegistry', () => {

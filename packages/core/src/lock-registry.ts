@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { LockReentryError } from './errors.js';
+import { LockReentryError } from './input-errors.js';
 
 /** One async mutex. Its identity is the object: ids are only names that point at it. */
 interface LockEntry {

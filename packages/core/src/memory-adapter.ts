@@ -15,8 +15,8 @@ import type {
   StoredDocument,
   WriteOptions,
 } from './adapter.js';
-import { BackendError } from './errors.js';
 import type { SessionSummary } from './schemas.js';
+import { BackendError } from './storage-errors.js';
 
 /**
  * The data of one in-memory "backend". Adapters created over the same backend see the

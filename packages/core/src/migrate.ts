@@ -2,8 +2,8 @@ import type { Collection, StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import { systemClock } from './clock.js';
 import { decodeSession, encodeFull } from './document-codec.js';
-import { AlreadyExistsError } from './errors.js';
 import { rebuildIndex } from './session-index.js';
+import { AlreadyExistsError } from './storage-errors.js';
 
 export interface MigrationReport {
   documents: Record<Collection, number>;

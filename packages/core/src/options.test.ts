@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidConfigError } from './errors.js';
+import { InvalidConfigError } from './input-errors.js';
 import { memoryAdapter } from './memory-adapter.js';
 import { createSessionStore } from './store.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { StorageAdapter } from './adapter.js';
 import { type Clock, systemClock } from './clock.js';
-import { InvalidConfigError } from './errors.js';
-import type { JournalDurabilityPolicy, SessionStoreOptions, StoreLimits } from './store-types.js';
+import { InvalidConfigError } from './input-errors.js';
+import type { JournalDurabilityPolicy, SessionStoreOptions, StoreLimits } from './store-options.js';
 
 const positiveInt = z.number().int().positive();
 const nonNegative = z.number().nonnegative();

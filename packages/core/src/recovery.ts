@@ -1,8 +1,9 @@
 import type { StorageAdapter } from './adapter.js';
-import { readWholeJournal, terminalStateOf } from './journal.js';
+import { readWholeJournal } from './journal-read.js';
 import { createMarker, rewordMarker } from './markers.js';
+import type { RunTerminalState } from './run-types.js';
 import type { JournalRecord, MarkerType, MarkerWording, Message, Session } from './schemas.js';
-import type { RunTerminalState } from './store-types.js';
+import { terminalStateOf } from './terminal-state.js';
 import { foldJournal } from './transcript.js';
 
 export interface RecoverySettings {

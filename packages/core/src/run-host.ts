@@ -1,10 +1,11 @@
-import { JournalWriter } from './journal.js';
+import { JournalWriter } from './journal-writer.js';
 import type { LockRegistry } from './lock-registry.js';
 import type { ResolvedOptions } from './options.js';
 import type { Run } from './run.js';
 import type { Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
-import type { SaveOptions, StoreEvent } from './store-types.js';
+import type { SaveOptions } from './session-types.js';
+import type { StoreEvent } from './store-types.js';
 
 /** What a run needs from its store. */
 export interface RunHost {

@@ -4,17 +4,13 @@ import {
   MAX_CONFLICT_ATTEMPTS,
   writeCompletedTurn,
 } from './end-pending-turn.js';
-import { JournalSealedError, RevisionConflictError, RunNotActiveError } from './errors.js';
-import type { JournalWriter } from './journal.js';
+import type { JournalWriter } from './journal-writer.js';
+import { JournalSealedError, RunNotActiveError } from './run-errors.js';
 import { createJournalWriter, type RunHost } from './run-host.js';
+import type { CancelOutcome, CompleteRunInput, JournalEventInput, RunHandle } from './run-types.js';
 import type { JournalRecord, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
-import type {
-  CancelOutcome,
-  CompleteRunInput,
-  JournalEventInput,
-  RunHandle,
-} from './store-types.js';
+import { RevisionConflictError } from './storage-errors.js';
 
 /** A live run: owns its session's pending turn through its stream id (D4). */
 export class Run implements RunHandle {

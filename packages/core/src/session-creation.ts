@@ -1,19 +1,16 @@
 import type { Clock } from './clock.js';
 import { findReservedField } from './document-codec.js';
-import {
-  AlreadyExistsError,
-  InvalidInputError,
-  ReservedFieldError,
-  RevisionConflictError,
-} from './errors.js';
 import { assertValidId, randomId } from './ids.js';
+import { InvalidInputError, ReservedFieldError } from './input-errors.js';
 import type { LiveSessions } from './live-sessions.js';
 import type { LockRegistry } from './lock-registry.js';
 import type { Session } from './schemas.js';
 import type { CacheEntry, SessionCache } from './session-cache.js';
-import { normalizeMessage, type SessionPersistence } from './session-persistence.js';
+import type { SessionPersistence } from './session-persistence.js';
+import type { CreateSessionInput, SaveOptions } from './session-types.js';
+import { normalizeMessage } from './session-validation.js';
+import { AlreadyExistsError, RevisionConflictError } from './storage-errors.js';
 import type { StoreRuns } from './store-runs.js';
-import type { CreateSessionInput, SaveOptions } from './store-types.js';
 
 /** What creating a session (create, or rename's new child) needs from its store. */
 export interface SessionCreationHost {

@@ -2,9 +2,9 @@ import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { decodeSession, summaryOf } from './document-codec.js';
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError } from './input-errors.js';
 import { type SessionSummary, sessionSummarySchema } from './schemas.js';
-import type { ListOptions, SessionPage } from './store-types.js';
+import type { ListOptions, SessionPage } from './session-types.js';
 
 /**
  * B7: lists summaries from the adapter's index, newest first. A missing or corrupt index

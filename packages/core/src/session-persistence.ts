@@ -1,31 +1,17 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import {
-  decodeSession,
-  deepFreeze,
-  encodeDelta,
-  encodeFull,
-  findReservedField,
-  headOf,
-  isPlainObject,
-  summaryOf,
-} from './document-codec.js';
-import {
-  CorruptDocumentError,
-  InvalidInputError,
-  LimitExceededError,
-  NotFoundError,
-  ReservedFieldError,
-  RevisionConflictError,
-  ShrinkRefusedError,
-} from './errors.js';
-import { randomId } from './ids.js';
-import { type Message, messageSchema, type Session, sessionSchema } from './schemas.js';
+import { deepFreeze, encodeDelta, encodeFull, headOf, summaryOf } from './document-codec.js';
+import { LimitExceededError, ShrinkRefusedError } from './input-errors.js';
+import { readRetainedRevision, retainStoredRevision } from './retained-revisions.js';
+import type { Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
-import type { SaveOptions, StoreEvent, StoreLimits } from './store-types.js';
-
-const headSchema = sessionSchema.omit({ messages: true });
+import { readSessionEntry } from './session-read.js';
+import type { SaveOptions } from './session-types.js';
+import { assertWritable, normalizeMessages } from './session-validation.js';
+import { NotFoundError, RevisionConflictError } from './storage-errors.js';
+import type { StoreLimits } from './store-options.js';
+import type { StoreEvent } from './store-types.js';
 
 export interface PersistenceOptions {
   adapter: StorageAdapter;
@@ -52,72 +38,14 @@ export class SessionPersistence {
     return entry;
   }
 
-  async readOrNull(id: string): Promise<CacheEntry | null> {
-    const { adapter, clock } = this.options;
-    const stored = await adapterCall(adapter.name, 'read a session', () =>
-      adapter.getDocument('sessions', id),
-    );
-    if (stored === null) return null;
-    const decoded = decodeSession(id, stored, clock.now());
-    if (!decoded.ok) {
-      // A2: never replace it with an empty session; move it aside intact and say so.
-      const location = await adapterCall(adapter.name, 'quarantine a document', () =>
-        adapter.quarantineDocument('sessions', id, decoded.reason),
-      );
-      this.options.emit({ type: 'quarantine', sessionId: id, location });
-      throw new CorruptDocumentError(id, adapter.name, location, {
-        cause: new Error(decoded.reason),
-      });
-    }
-    for (const problem of decoded.problems) {
-      this.options.emit({
-        type: 'warning',
-        sessionId: id,
-        field: problem.field,
-        message: problem.message,
-      });
-    }
-    const session = decoded.session;
-    for (const message of session.messages) deepFreeze(message);
-    return {
-      session,
-      storedRevision: stored.revision,
-      storedMessages: [...session.messages],
-      storedHeadText: JSON.stringify(headOf(session)),
-      deltasSinceFull: stored.deltas.length,
-      deltaBytesSinceFull: decoded.byteSize - stored.base.length,
-      storedBytes: decoded.byteSize,
-      durable: true,
-      indexStale: false,
-    };
+  readOrNull(id: string): Promise<CacheEntry | null> {
+    return readSessionEntry(this.options, id);
   }
 
   /** B5: reads a retained revision as a detached entry (never cached, never saved). */
-  async readRetained(retainedId: string, sessionId: string): Promise<CacheEntry> {
+  readRetained(retainedId: string, sessionId: string): Promise<CacheEntry> {
     const { adapter, clock } = this.options;
-    const stored = await adapterCall(adapter.name, 'read a retained revision', () =>
-      adapter.getDocument('revisions', retainedId),
-    );
-    if (stored === null) throw new NotFoundError(retainedId, 'retained revision');
-    const decoded = decodeSession(sessionId, { ...stored, revision: 0 }, clock.now());
-    if (!decoded.ok) {
-      throw new CorruptDocumentError(sessionId, adapter.name, null, {
-        cause: new Error(decoded.reason),
-      });
-    }
-    const revision = Number(retainedId.slice(sessionId.length + 1));
-    decoded.session.revision = revision;
-    return {
-      session: decoded.session,
-      storedRevision: revision,
-      storedMessages: [...decoded.session.messages],
-      storedHeadText: null,
-      deltasSinceFull: 0,
-      deltaBytesSinceFull: 0,
-      storedBytes: decoded.byteSize,
-      durable: true,
-      indexStale: false,
-    };
+    return readRetainedRevision(adapter, clock, retainedId, sessionId);
   }
 
   /**
@@ -132,8 +60,8 @@ export class SessionPersistence {
     const { adapter, clock, limits } = this.options;
     const session = entry.session;
     const now = clock.now();
-    this.assertWritable(session);
-    this.normalizeMessages(session, entry.storedMessages, now);
+    assertWritable(session);
+    normalizeMessages(session, entry.storedMessages, now);
     const messages = session.messages;
     if (messages.length > limits.maxMessages) {
       throw new LimitExceededError(
@@ -187,7 +115,7 @@ export class SessionPersistence {
         `Session "${session.id}"`,
       );
     }
-    if (shrink) await this.retainStoredRevision(session.id);
+    if (shrink) await retainStoredRevision(adapter, clock, session.id);
     const durable = options.fsync === true;
     // What is written, captured now: the caller may change the live session while the
     // write is in flight, and those changes must still count as unsaved afterwards.
@@ -260,90 +188,4 @@ export class SessionPersistence {
     if (stored.some((message, index) => session.messages[index] !== message)) return true;
     return JSON.stringify(headOf(session)) !== entry.storedHeadText;
   }
-
-  /** B5: keeps the stored revision before a deliberate shrink, readable only on request. */
-  private async retainStoredRevision(id: string): Promise<void> {
-    const { adapter, clock } = this.options;
-    const stored = await adapterCall(adapter.name, 'read a session', () =>
-      adapter.getDocument('sessions', id),
-    );
-    if (stored === null) return;
-    const decoded = decodeSession(id, stored, clock.now());
-    const text = decoded.ok ? encodeFull(decoded.session) : stored.base;
-    const retainedId = `${id}.${stored.revision}`;
-    await adapterCall(adapter.name, 'retain a revision', () =>
-      adapter.putDocument(
-        'revisions',
-        retainedId,
-        { kind: 'full', revision: 1, text },
-        {
-          expectedRevision: null,
-          durable: true,
-        },
-      ),
-    );
-  }
-
-  /** A4 and schema checks of what the caller wrote; nothing is written when they fail. */
-  private assertWritable(session: Session): void {
-    const reserved = findReservedField(session);
-    if (reserved !== null) throw new ReservedFieldError(reserved, `session "${session.id}"`);
-    const head = headSchema.safeParse(headOf(session));
-    if (!head.success) {
-      const issue = head.error.issues[0];
-      throw new InvalidInputError(
-        `Session "${session.id}" has an invalid field \`${issue?.path.join('.')}\`: ${issue?.message}`,
-        { cause: head.error },
-      );
-    }
-    if (session.pending !== null) {
-      const field = findReservedField(session.pending.userMessage);
-      if (field !== null) throw new ReservedFieldError(field, 'the pending user message');
-    }
-  }
-
-  /** Fills ids and timestamps of new messages and validates them (stored ones were checked). */
-  private normalizeMessages(session: Session, stored: readonly Message[], now: number): void {
-    if (!Array.isArray(session.messages)) {
-      throw new InvalidInputError(`Session "${session.id}" messages must be an array`);
-    }
-    const messages = session.messages;
-    let firstChanged = 0;
-    while (firstChanged < stored.length && messages[firstChanged] === stored[firstChanged]) {
-      firstChanged++;
-    }
-    // Stored messages are frozen and were validated when written; check only the rest.
-    const storedSet = firstChanged < stored.length ? new Set(stored) : null;
-    for (let index = firstChanged; index < messages.length; index++) {
-      const candidate = messages[index];
-      if (storedSet?.has(candidate as Message)) continue;
-      messages[index] = normalizeMessage(
-        candidate,
-        now,
-        `session "${session.id}" messages[${index}]`,
-      );
-    }
-  }
-}
-
-/** Validates one caller-written message and fills `id` and `createdAt` when missing. */
-export function normalizeMessage(candidate: unknown, now: number, where: string): Message {
-  if (!isPlainObject(candidate)) throw new InvalidInputError(`${where} must be an object`);
-  const reserved = findReservedField(candidate);
-  if (reserved !== null) throw new ReservedFieldError(reserved, where);
-  const filled =
-    candidate.id === undefined || candidate.createdAt === undefined
-      ? { ...candidate, id: candidate.id ?? randomId(), createdAt: candidate.createdAt ?? now }
-      : candidate;
-  const parsed = messageSchema.safeParse(filled);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InvalidInputError(
-      `${where} is invalid at \`${issue?.path.join('.')}\`: ${issue?.message}`,
-      {
-        cause: parsed.error,
-      },
-    );
-  }
-  return filled as Message;
 }

@@ -1,25 +1,18 @@
 import { adapterCall } from './adapter-call.js';
 import { interruptPendingTurn, MAX_CONFLICT_ATTEMPTS } from './end-pending-turn.js';
-import {
-  InvalidInputError,
-  NotFoundError,
-  RevisionConflictError,
-  SessionBusyError,
-  StoreClosedError,
-} from './errors.js';
 import { assertValidId, randomId } from './ids.js';
-import { readJournal, readWholeJournal, terminalStateOf } from './journal.js';
+import { InvalidInputError } from './input-errors.js';
+import { readJournal, readWholeJournal } from './journal-read.js';
 import { foldLateOutput } from './late-output.js';
 import type { Lifecycle } from './lifecycle.js';
+import { StoreClosedError } from './lifecycle-errors.js';
 import type { LiveSessions } from './live-sessions.js';
 import type { LockRegistry } from './lock-registry.js';
 import type { ResolvedOptions } from './options.js';
 import { type RecoveryContext, repairPendingTurn } from './recovery.js';
 import { Run } from './run.js';
+import { SessionBusyError } from './run-errors.js';
 import { createJournalWriter, type RefreshOutcome, type RunHost } from './run-host.js';
-import type { Session } from './schemas.js';
-import type { CacheEntry, SessionCache } from './session-cache.js';
-import { normalizeMessage, type SessionPersistence } from './session-persistence.js';
 import type {
   BeginRunInput,
   CancelOutcome,
@@ -27,9 +20,15 @@ import type {
   JournalReadResult,
   RunHandle,
   RunSummary,
-  SaveOptions,
-  StoreEvent,
-} from './store-types.js';
+} from './run-types.js';
+import type { Session } from './schemas.js';
+import type { CacheEntry, SessionCache } from './session-cache.js';
+import type { SessionPersistence } from './session-persistence.js';
+import type { SaveOptions } from './session-types.js';
+import { normalizeMessage } from './session-validation.js';
+import { NotFoundError, RevisionConflictError } from './storage-errors.js';
+import type { StoreEvent } from './store-types.js';
+import { terminalStateOf } from './terminal-state.js';
 
 /** What the run half of the store needs from the rest of it. */
 export interface StoreRunsHost {

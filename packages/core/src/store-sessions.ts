@@ -1,13 +1,17 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import { DetachedCopies } from './detached-copies.js';
-import { InvalidInputError, NotFoundError, SessionBusyError, StoreClosedError } from './errors.js';
 import { assertValidId } from './ids.js';
+import { InvalidInputError } from './input-errors.js';
 import type { Lifecycle } from './lifecycle.js';
+import { StoreClosedError } from './lifecycle-errors.js';
 import { LoadRecovery, type LoadRecoveryHost } from './load-recovery.js';
+import { SessionBusyError } from './run-errors.js';
 import type { Session } from './schemas.js';
 import type { SessionPersistence } from './session-persistence.js';
-import type { LoadOptions, SaveOptions, StoreDiagnostics } from './store-types.js';
+import type { LoadOptions, SaveOptions } from './session-types.js';
+import { NotFoundError } from './storage-errors.js';
+import type { StoreDiagnostics } from './store-types.js';
 import {
   listRetainedRevisionIds,
   removeStoredSession,

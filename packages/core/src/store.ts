@@ -1,36 +1,40 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import { StoreClosedError } from './errors.js';
 import { flushCachedSessions } from './flush-sessions.js';
 import { assertValidId } from './ids.js';
 import { Lifecycle } from './lifecycle.js';
+import { StoreClosedError } from './lifecycle-errors.js';
 import { LiveSessions } from './live-sessions.js';
 import { LockRegistry } from './lock-registry.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
+import type {
+  BeginRunInput,
+  CancelOutcome,
+  JournalReadOptions,
+  JournalReadResult,
+  RunHandle,
+  RunSummary,
+} from './run-types.js';
 import type { Session } from './schemas.js';
 import { type CacheEntry, SessionCache } from './session-cache.js';
 import { createSession, rotateSession, type SessionCreationHost } from './session-creation.js';
 import { listSessions } from './session-index.js';
 import { SessionPersistence } from './session-persistence.js';
+import type {
+  CreateSessionInput,
+  ListOptions,
+  LoadOptions,
+  SaveOptions,
+  SessionPage,
+} from './session-types.js';
+import type { SessionStoreOptions } from './store-options.js';
 import { StoreRuns, type StoreRunsHost } from './store-runs.js';
 import { StoreSessions, type StoreSessionsHost } from './store-sessions.js';
 import type {
-  BeginRunInput,
-  CancelOutcome,
   CloseReport,
-  CreateSessionInput,
   FlushReport,
-  JournalReadOptions,
-  JournalReadResult,
-  ListOptions,
-  LoadOptions,
-  RunHandle,
-  RunSummary,
-  SaveOptions,
-  SessionPage,
   SessionStore,
-  SessionStoreOptions,
   StoreDiagnostics,
   StoreEvent,
 } from './store-types.js';

@@ -1,180 +1,19 @@
 import type { LogDurability, StorageAdapter } from './adapter.js';
 import type { Clock } from './clock.js';
-import {
-  BackendError,
-  InvalidInputError,
-  JournalConflictError,
-  JournalSealedError,
-  KeepsakeError,
-  LimitExceededError,
-  RunNotActiveError,
-} from './errors.js';
 import { assertValidId, randomId } from './ids.js';
-import {
-  type JournalEventType,
-  type JournalRecord,
-  journalEventTypeSchema,
-  journalRecordSchema,
-} from './schemas.js';
-import type {
-  JournalDurabilityPolicy,
-  JournalEventInput,
-  JournalReadOptions,
-  JournalReadResult,
-  RunTerminalState,
-} from './store-types.js';
-
-const TERMINAL_EVENTS = new Set<JournalEventType>([
-  'done',
-  'error',
-  'cancel',
-  'tool_limit',
-  'interrupted',
-]);
-
-/** Terminal states after which nothing but `stream_end` may be appended. */
-const FINAL_STATES = new Set<RunTerminalState>([
-  'completed',
-  'interrupted-by-user',
-  'tool-limit-reached',
-]);
+import { InvalidInputError, LimitExceededError } from './input-errors.js';
+import { READ_PAGE, readJournal, readWholeJournal } from './journal-read.js';
+import { recordText, storedRecord } from './journal-record.js';
+import { KeepsakeError } from './keepsake-error.js';
+import { JournalConflictError, JournalSealedError, RunNotActiveError } from './run-errors.js';
+import type { JournalEventInput, RunTerminalState } from './run-types.js';
+import { type JournalEventType, type JournalRecord, journalEventTypeSchema } from './schemas.js';
+import { BackendError } from './storage-errors.js';
+import type { JournalDurabilityPolicy } from './store-options.js';
+import { isFinalState, isTerminalEvent, nextTerminalState } from './terminal-state.js';
 
 /** The event types, for a check on every streamed event that allocates nothing. */
 const EVENT_TYPES: ReadonlySet<string> = new Set(journalEventTypeSchema.options);
-
-export function isTerminalEvent(type: JournalEventType): boolean {
-  return TERMINAL_EVENTS.has(type);
-}
-
-export function isFinalState(state: RunTerminalState | null): boolean {
-  return state !== null && FINAL_STATES.has(state);
-}
-
-/**
- * E2 terminal precedence: `done` and `error` supersede an earlier error or a presumed
- * crash; a final state (completed, cancelled, tool limit) is never superseded; a
- * transport `stream_end` never changes the state.
- */
-export function nextTerminalState(
-  current: RunTerminalState | null,
-  type: JournalEventType,
-): RunTerminalState | null {
-  if (isFinalState(current)) return current;
-  switch (type) {
-    case 'done':
-      return 'completed';
-    case 'error':
-      return 'errored';
-    case 'cancel':
-      return 'interrupted-by-user';
-    case 'tool_limit':
-      return 'tool-limit-reached';
-    case 'interrupted':
-      return current ?? 'interrupted-by-crash';
-    default:
-      return current;
-  }
-}
-
-export function terminalStateOf(records: readonly JournalRecord[]): RunTerminalState | null {
-  let state: RunTerminalState | null = null;
-  for (const record of records) state = nextTerminalState(state, record.type);
-  return state;
-}
-
-const READ_PAGE = 10_000;
-
-/**
- * A record's JSON text, with its data already serialized once. The ids are A1-safe and
- * the type one of a fixed set, so nothing but the data needs escaping: the text is spliced
- * by hand, once per streamed event, instead of a second JSON.stringify.
- */
-export function recordText(record: JournalRecord, dataText: string): string {
-  const { sessionId, runId, sequence, eventId, type, at } = record;
-  if (!Number.isFinite(at) || !Number.isFinite(sequence)) {
-    const { data: _data, ...identity } = record;
-    return `${JSON.stringify(identity).slice(0, -1)},"data":${dataText}}`;
-  }
-  return `{"sessionId":"${sessionId}","runId":"${runId}","sequence":${sequence},"eventId":"${eventId}","type":"${type}","at":${at},"data":${dataText}}`;
-}
-
-/**
- * The record an append returns. Its `data` is what was stored, not the caller's object
- * (Dates, undefined…), parsed from the stored text only when first read: streamed events
- * are rarely read back from `append`, and parsing every one showed in profiles (CPU and
- * garbage). An ordinary enumerable property to JSON.stringify, spread and equality.
- */
-function storedRecord(
-  sessionId: string,
-  runId: string,
-  sequence: number,
-  eventId: string,
-  type: JournalEventType,
-  dataText: string,
-  at: number,
-): JournalRecord {
-  let data: Record<string, unknown> | undefined;
-  return {
-    sessionId,
-    runId,
-    sequence,
-    eventId,
-    type,
-    get data(): Record<string, unknown> {
-      data ??= JSON.parse(dataText) as Record<string, unknown>;
-      return data;
-    },
-    set data(value: Record<string, unknown>) {
-      data = value;
-    },
-    at,
-  };
-}
-
-/** Reads and validates a journal (E2 identity checks, E3 torn tails and gaps). */
-export async function readJournal(
-  adapter: StorageAdapter,
-  sessionId: string,
-  runId: string,
-  options: JournalReadOptions = {},
-): Promise<JournalReadResult> {
-  const afterSequence = options.afterSequence ?? 0;
-  const limit = options.limit ?? READ_PAGE;
-  const result = await adapter.readLog(sessionId, runId, { afterSequence, limit });
-  const records: JournalRecord[] = [];
-  let expected = afterSequence + 1;
-  let gap: JournalReadResult['gap'] = null;
-  let invalidRecord: JournalReadResult['invalidRecord'] = null;
-  for (const stored of result.records) {
-    if (options.upToSequence !== undefined && stored.sequence > options.upToSequence) break;
-    if (stored.sequence !== expected) {
-      gap = { expected, found: stored.sequence };
-      break;
-    }
-    const record = parseRecord(stored.text);
-    if (
-      record === null ||
-      record.sequence !== stored.sequence ||
-      record.sessionId !== sessionId ||
-      record.runId !== runId
-    ) {
-      invalidRecord = { sequence: stored.sequence };
-      break;
-    }
-    records.push(record);
-    expected++;
-  }
-  return { records, exists: result.exists, tornTail: result.tornTail, gap, invalidRecord };
-}
-
-function parseRecord(text: string): JournalRecord | null {
-  try {
-    const parsed = journalRecordSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
 
 export interface JournalWriterOptions {
   adapter: StorageAdapter;
@@ -391,22 +230,4 @@ export class JournalWriter {
     this.lastSequence = after;
     this.state = state;
   }
-}
-
-/** Reads a whole journal, page by page. */
-export async function readWholeJournal(
-  adapter: StorageAdapter,
-  sessionId: string,
-  runId: string,
-): Promise<JournalReadResult> {
-  const first = await readJournal(adapter, sessionId, runId);
-  const records = [...first.records];
-  let page = first;
-  while (page.records.length === READ_PAGE && page.gap === null && page.invalidRecord === null) {
-    page = await readJournal(adapter, sessionId, runId, {
-      afterSequence: records.at(-1)!.sequence,
-    });
-    records.push(...page.records);
-  }
-  return { ...page, exists: first.exists, records };
 }

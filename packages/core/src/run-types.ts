@@ -1,0 +1,82 @@
+import type { Attachment, JournalEventType, JournalRecord, Session } from './schemas.js';
+import type { MessageInput } from './session-types.js';
+
+export interface BeginRunInput {
+  userMessage: MessageInput;
+  attachments?: Attachment[];
+  /** A1-valid run (and stream) id; random when omitted. */
+  runId?: string;
+}
+
+export type RunTerminalState =
+  | 'completed'
+  | 'interrupted-by-user'
+  | 'interrupted-by-crash'
+  | 'errored'
+  | 'tool-limit-reached';
+
+export interface JournalEventInput {
+  type: JournalEventType;
+  data?: Record<string, unknown>;
+  /** Unique within the run; random when omitted. */
+  eventId?: string;
+}
+
+export interface JournalReadOptions {
+  /** Records with sequence greater than this. @default 0 */
+  afterSequence?: number;
+  /** Records with sequence at most this. */
+  upToSequence?: number;
+  /** @default 10_000 */
+  limit?: number;
+}
+
+export interface JournalReadResult {
+  records: JournalRecord[];
+  exists: boolean;
+  /** E3: the journal ended in a torn record that was ignored. */
+  tornTail: boolean;
+  /** E3: set when the sequence jumps; records stop before the gap. */
+  gap: { expected: number; found: number } | null;
+  /** E2: a record that does not parse or whose identity does not match its journal; records stop before it. */
+  invalidRecord: { sequence: number } | null;
+}
+
+export interface RunSummary {
+  sessionId: string;
+  runId: string;
+  lastSequence: number;
+  terminalState: RunTerminalState | null;
+  exists: boolean;
+}
+
+export interface CompleteRunInput {
+  /**
+   * The assistant messages to write. When omitted, they are built from the journal:
+   * streamed tokens become the assistant message, reasoning becomes its display metadata.
+   */
+  assistantMessages?: MessageInput[];
+}
+
+export type CancelOutcome =
+  | { cancelled: true; sessionId: string; runId: string }
+  | { cancelled: false; reason: 'not-active' | 'already-finished' | 'no-pending-turn' };
+
+export interface RunHandle {
+  readonly sessionId: string;
+  /** Also the stream id: the fencing token of the pending turn (D4). */
+  readonly runId: string;
+  readonly streamId: string;
+  /** E2: appends one event; resolves with its record once it is as durable as the policy says. */
+  append(event: JournalEventInput): Promise<JournalRecord>;
+  /** E4: counts activity (tool completions count automatically) for the periodic checkpoint. */
+  recordActivity(): void;
+  /** E5. Throws RunNotActiveError when the run was fenced out (D4). */
+  complete(input?: CompleteRunInput): Promise<Session>;
+  /** E6. */
+  cancel(): Promise<CancelOutcome>;
+  /** E6 with an error marker and terminal state errored. */
+  fail(error: { message: string; code?: string }): Promise<CancelOutcome>;
+  /** Whether this run still owns its session's pending turn in this process. */
+  readonly active: boolean;
+}

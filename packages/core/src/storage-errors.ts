@@ -1,0 +1,108 @@
+import { codeGuard, KeepsakeError, type KeepsakeErrorOptions } from './keepsake-error.js';
+
+// Errors of what is stored and of the backend that stores it: a missing or existing
+// document, another writer's revision, unparseable bytes, an unreachable or failing backend.
+
+export class NotFoundError extends KeepsakeError {
+  static override isInstance = codeGuard<NotFoundError>('not_found');
+  readonly sessionId: string;
+  constructor(sessionId: string, what = 'session') {
+    super('not_found', `No ${what} with id "${sessionId}"`);
+    this.name = 'NotFoundError';
+    this.sessionId = sessionId;
+  }
+}
+
+export class AlreadyExistsError extends KeepsakeError {
+  static override isInstance = codeGuard<AlreadyExistsError>('already_exists');
+  readonly sessionId: string;
+  constructor(sessionId: string) {
+    super('already_exists', `A session with id "${sessionId}" already exists`);
+    this.name = 'AlreadyExistsError';
+    this.sessionId = sessionId;
+  }
+}
+
+/** B4: another writer saved this session since this store last read or wrote it. */
+export class RevisionConflictError extends KeepsakeError {
+  static override isInstance = codeGuard<RevisionConflictError>('revision_conflict');
+  readonly sessionId: string;
+  readonly expectedRevision: number | null;
+  /** The revision now stored, or null when the session no longer exists. */
+  readonly currentRevision: number | null;
+  constructor(sessionId: string, expectedRevision: number | null, currentRevision: number | null) {
+    super(
+      'revision_conflict',
+      `Session "${sessionId}" was changed by another writer: expected revision ${expectedRevision ?? 'none'}, found ${currentRevision ?? 'none'}. Reload it and apply the change again.`,
+      { isRetryable: true },
+    );
+    this.name = 'RevisionConflictError';
+    this.sessionId = sessionId;
+    this.expectedRevision = expectedRevision;
+    this.currentRevision = currentRevision;
+  }
+}
+
+/** A2: a stored document that does not parse. Its bytes were moved to quarantine. */
+export class CorruptDocumentError extends KeepsakeError {
+  static override isInstance = codeGuard<CorruptDocumentError>('corrupt_document');
+  readonly sessionId: string;
+  readonly adapter: string;
+  readonly quarantineLocation: string | null;
+  constructor(
+    sessionId: string,
+    adapter: string,
+    quarantineLocation: string | null,
+    options: KeepsakeErrorOptions = {},
+  ) {
+    super(
+      'corrupt_document',
+      `Stored session "${sessionId}" on the ${adapter} backend does not parse; its bytes were quarantined${quarantineLocation ? ` at ${quarantineLocation}` : ''} and nothing was overwritten`,
+      options,
+    );
+    this.name = 'CorruptDocumentError';
+    this.sessionId = sessionId;
+    this.adapter = adapter;
+    this.quarantineLocation = quarantineLocation;
+  }
+}
+
+/** The backend could not be reached (connection refused, timeout). Retryable. */
+export class BackendUnavailableError extends KeepsakeError {
+  static override isInstance = codeGuard<BackendUnavailableError>('backend_unavailable');
+  readonly adapter: string;
+  constructor(adapter: string, message: string, options: KeepsakeErrorOptions = {}) {
+    super('backend_unavailable', `${adapter} backend unavailable: ${message}`, {
+      isRetryable: true,
+      ...options,
+    });
+    this.name = 'BackendUnavailableError';
+    this.adapter = adapter;
+  }
+}
+
+/** A2: a read or write failed for a reason other than corruption (permission, I/O). */
+export class BackendError extends KeepsakeError {
+  static override isInstance = codeGuard<BackendError>('backend_error');
+  readonly adapter: string;
+  readonly operation: string;
+  constructor(adapter: string, operation: string, options: KeepsakeErrorOptions = {}) {
+    const causeText = options.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super('backend_error', `${adapter} backend failed to ${operation}${causeText}`, options);
+    this.name = 'BackendError';
+    this.adapter = adapter;
+    this.operation = operation;
+  }
+}
+
+/** H1: an operation needs a capability the adapter does not declare. */
+export class CapabilityMissingError extends KeepsakeError {
+  static override isInstance = codeGuard<CapabilityMissingError>('capability_missing');
+  constructor(adapter: string, capability: string) {
+    super(
+      'capability_missing',
+      `The ${adapter} adapter does not declare the "${capability}" capability`,
+    );
+    this.name = 'CapabilityMissingError';
+  }
+}
