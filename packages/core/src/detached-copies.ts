@@ -1,5 +1,6 @@
 import { headOf } from './document-codec.js';
 import { InvalidInputError, SummaryOnlyError } from './input-errors.js';
+import { retainedRevisionId } from './retained-revisions.js';
 import type { Session } from './schemas.js';
 import type { SessionCache } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';
@@ -27,7 +28,7 @@ export class DetachedCopies {
   }
 
   async loadRetainedRevision(id: string, revision: number): Promise<Session> {
-    const entry = await this.persistence.readRetained(`${id}.${revision}`, id);
+    const entry = await this.persistence.readRetained(retainedRevisionId(id, revision), id);
     this.retainedRevisions.add(entry.session);
     return entry.session;
   }

@@ -92,6 +92,7 @@ export class LockReentryError extends KeepsakeError {
   }
 }
 
+/** A store or adapter option that fails validation, named in the message. */
 export class InvalidConfigError extends KeepsakeError {
   static override isInstance = codeGuard<InvalidConfigError>('invalid_config');
   constructor(message: string, options: KeepsakeErrorOptions = {}) {

@@ -26,6 +26,10 @@ export class MemoryCommitIncompleteError extends KeepsakeError {
   }
 }
 
+/**
+ * An operation gave up waiting; retryable. Nothing in this repository throws it yet: it is
+ * for adapters whose calls can time out (network backends).
+ */
 export class TimeoutError extends KeepsakeError {
   static override isInstance = codeGuard<TimeoutError>('timeout');
   constructor(message: string) {

@@ -5,6 +5,11 @@ import { decodeSession, encodeFull } from './document-codec.js';
 import type { CacheEntry } from './session-cache.js';
 import { CorruptDocumentError, NotFoundError } from './storage-errors.js';
 
+/** B5: the id a retained revision is stored under: `<sessionId>.<revision>`. */
+export function retainedRevisionId(sessionId: string, revision: number): string {
+  return `${sessionId}.${revision}`;
+}
+
 /** B5: keeps the stored revision before a deliberate shrink, readable only on request. */
 export async function retainStoredRevision(
   adapter: StorageAdapter,
@@ -17,7 +22,7 @@ export async function retainStoredRevision(
   if (stored === null) return;
   const decoded = decodeSession(id, stored, clock.now());
   const text = decoded.ok ? encodeFull(decoded.session) : stored.base;
-  const retainedId = `${id}.${stored.revision}`;
+  const retainedId = retainedRevisionId(id, stored.revision);
   await adapterCall(adapter.name, 'retain a revision', () =>
     adapter.putDocument(
       'revisions',

@@ -3,6 +3,7 @@ import { codeGuard, KeepsakeError, type KeepsakeErrorOptions } from './keepsake-
 // Errors of what is stored and of the backend that stores it: a missing or existing
 // document, another writer's revision, unparseable bytes, an unreachable or failing backend.
 
+/** No session (or retained revision) with that id: never deleted, or deleted since. */
 export class NotFoundError extends KeepsakeError {
   static override isInstance = codeGuard<NotFoundError>('not_found');
   readonly sessionId: string;
@@ -13,6 +14,7 @@ export class NotFoundError extends KeepsakeError {
   }
 }
 
+/** create() or rename() to an id another session already holds (A1, D2). */
 export class AlreadyExistsError extends KeepsakeError {
   static override isInstance = codeGuard<AlreadyExistsError>('already_exists');
   readonly sessionId: string;
