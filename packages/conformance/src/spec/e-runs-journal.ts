@@ -17,7 +17,7 @@ import {
   type StoreEvent,
 } from '@keepsake/core';
 import { expect } from 'vitest';
-import type { OpenedStore } from '../harness/environment.js';
+import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
 import {
   contentsOf,
   deferred,
@@ -811,35 +811,13 @@ function defineEndingTests(suite: SpecRegistrar): void {
     'E6',
     'a cancel whose write meets edits of another instance re-reads and tries again, as complete does',
     async (env) => {
-      const worker = await env.openStore();
-      const session = await worker.store.create({ id: env.id() }, { fsync: true });
-      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
-      await run.append({ type: 'token', data: { text: 'partial' } });
-      const other = await env.openStore();
-      let edits = 0;
-      worker.adapter.inject({
-        method: 'putDocument',
-        match: (args) => args[0] === 'sessions' && args[1] === session.id,
-        times: 3,
-        // Another instance renames the session just before each of this write's attempts.
-        replace: async (_args, real) => {
-          const edited = await other.store.load(session.id, { refresh: true });
-          edits++;
-          edited.title = `edited ${edits}`;
-          await other.store.save(edited);
-          return real();
-        },
-      });
+      const { worker, session, run } = await runWithPartialOutput(env);
+      const editor = await env.openStore();
+      const edits = editBeforeEachWrite(worker, editor, session.id, 3);
       const outcome = await run.cancel();
       expect(outcome).toEqual({ cancelled: true, sessionId: session.id, runId: run.runId });
-      expect(edits).toBe(3);
-      const stored = await (await env.openStore()).store.load(session.id);
-      expect(stored.title).toBe('edited 3');
-      expect(stored.pending).toBeNull();
-      expect(
-        stored.messages.filter((message) => message.marker?.type === 'cancelled'),
-      ).toHaveLength(1);
-      expect(contentsOf(stored).filter((content) => content === 'partial')).toHaveLength(1);
+      expect(edits()).toBe(3);
+      await expectCancelledOnce(env, session.id, 3);
     },
   );
 
@@ -847,35 +825,14 @@ function defineEndingTests(suite: SpecRegistrar): void {
     'E6',
     'cancelRun from another instance whose write meets an edit re-reads and tries again',
     async (env) => {
-      const worker = await env.openStore();
-      const session = await worker.store.create({ id: env.id() }, { fsync: true });
-      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
-      await run.append({ type: 'token', data: { text: 'partial' } });
+      const { session, run } = await runWithPartialOutput(env);
       const canceller = await env.openStore();
       const editor = await env.openStore();
-      canceller.adapter.inject({
-        method: 'putDocument',
-        match: (args) => args[0] === 'sessions' && args[1] === session.id,
-        times: 2,
-        replace: async (_args, real) => {
-          const edited = await editor.store.load(session.id, { refresh: true });
-          edited.metadata = {
-            ...edited.metadata,
-            touched: ((edited.metadata.touched as number) ?? 0) + 1,
-          };
-          await editor.store.save(edited);
-          return real();
-        },
-      });
+      const edits = editBeforeEachWrite(canceller, editor, session.id, 2);
       const outcome = await canceller.store.cancelRun(session.id);
       expect(outcome).toEqual({ cancelled: true, sessionId: session.id, runId: run.runId });
-      const stored = await (await env.openStore()).store.load(session.id);
-      expect(stored.metadata.touched).toBe(2);
-      expect(stored.pending).toBeNull();
-      expect(
-        stored.messages.filter((message) => message.marker?.type === 'cancelled'),
-      ).toHaveLength(1);
-      expect(contentsOf(stored).filter((content) => content === 'partial')).toHaveLength(1);
+      expect(edits()).toBe(2);
+      await expectCancelledOnce(env, session.id, 2);
     },
   );
 
@@ -956,4 +913,53 @@ function defineEndingTests(suite: SpecRegistrar): void {
       }
     },
   );
+}
+
+/** A session with a run in flight that streamed "partial", on a store of its own. */
+async function runWithPartialOutput(env: TestEnvironment) {
+  const worker = await env.openStore();
+  const session = await worker.store.create({ id: env.id() }, { fsync: true });
+  const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
+  await run.append({ type: 'token', data: { text: 'partial' } });
+  return { worker, session, run };
+}
+
+/**
+ * Fault injection: just before each of `writer`'s next `times` writes of the session,
+ * another instance (`editor`) edits its title, so each of those writes meets a newer
+ * revision. Returns how many edits were made.
+ */
+function editBeforeEachWrite(
+  writer: OpenedStore,
+  editor: OpenedStore,
+  sessionId: string,
+  times: number,
+): () => number {
+  let edits = 0;
+  writer.adapter.inject({
+    method: 'putDocument',
+    match: (args) => args[0] === 'sessions' && args[1] === sessionId,
+    times,
+    replace: async (_args, real) => {
+      const edited = await editor.store.load(sessionId, { refresh: true });
+      edits++;
+      edited.title = `edited ${edits}`;
+      await editor.store.save(edited);
+      return real();
+    },
+  });
+  return () => edits;
+}
+
+/** The turn ended once: no pending turn, one cancel marker, the output kept once. */
+async function expectCancelledOnce(
+  env: TestEnvironment,
+  sessionId: string,
+  edits: number,
+): Promise<void> {
+  const stored = await (await env.openStore()).store.load(sessionId);
+  expect(stored.title).toBe(`edited ${edits}`);
+  expect(stored.pending).toBeNull();
+  expect(stored.messages.filter((message) => message.marker?.type === 'cancelled')).toHaveLength(1);
+  expect(contentsOf(stored).filter((content) => content === 'partial')).toHaveLength(1);
 }
