@@ -155,6 +155,31 @@ export function defineCapabilities(suite: SpecRegistrar): void {
       },
     );
     suite.test(
+      'A3',
+      'appendDeltas: a delta that would pass maxDocumentBytes is written in full when the document fits',
+      async (env) => {
+        // Deltas repeat the head: a heavy head makes base + deltas pass the limit long
+        // before the document itself does.
+        const { store, adapter } = await env.openStore({
+          limits: { maxDocumentBytes: 4_000 },
+          deltas: { compactAfter: 1_000, compactRatio: 0 },
+        });
+        const session = await store.create({ id: env.id(), metadata: { note: 'n'.repeat(1_200) } });
+        const kinds: string[] = [];
+        for (const text of ['one', 'two', 'three']) {
+          session.messages.push(textMessage(env, 'user', text));
+          adapter.clearCalls();
+          await store.save(session);
+          const write = adapter.callsTo('putDocument').find((call) => call.args[1] === session.id);
+          kinds.push((write!.args[2] as { kind: string }).kind);
+        }
+        expect(kinds).toEqual(['delta', 'full', 'delta']);
+        const reader = await env.openStore();
+        expect(contentsOf(await reader.store.load(session.id))).toEqual(['one', 'two', 'three']);
+      },
+    );
+
+    suite.test(
       'H1',
       'appendDeltas: a full rewrite waits until the deltas weigh as much as the last full write',
       async (env) => {
