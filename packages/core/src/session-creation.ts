@@ -9,7 +9,7 @@ import type { CacheEntry, SessionCache } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';
 import type { CreateSessionInput, SaveOptions } from './session-types.js';
 import { normalizeMessage } from './session-validation.js';
-import { AlreadyExistsError, RevisionConflictError } from './storage-errors.js';
+import { AlreadyExistsError, NotFoundError, RevisionConflictError } from './storage-errors.js';
 import type { StoreRuns } from './store-runs.js';
 
 /** What creating a session (create, or rename's new child) needs from its store. */
@@ -118,8 +118,12 @@ export async function rotateSession(
       if (!RevisionConflictError.isInstance(error)) throw error;
       // The new id is taken. By this parent's own rotation, cut short after the child was
       // written (the parent's write failed, or the process died): the retry finishes it.
-      // By anything else: refused.
-      const existing = await host.liveSessions.entryFor(newId).catch(() => null);
+      // By anything else: refused. Deleted meanwhile: nothing to adopt (refused too); any
+      // other failure reading it is reported as itself.
+      const existing = await host.liveSessions.entryFor(newId).catch((readError: unknown) => {
+        if (NotFoundError.isInstance(readError)) return null;
+        throw readError;
+      });
       if (existing === null || existing.session.parentId !== oldId) {
         throw new AlreadyExistsError(newId);
       }

@@ -13,7 +13,7 @@ import { framed } from './framing.js';
  * - journal header: the first frame of a journal file, naming this incarnation of the
  *   journal so the group-commit log never replays into a deleted and re-created one:
  *   `[3][8-byte nonce]`
- * - log entry: journal frames written to the group-commit log (wal.ts), with the journal
+ * - log entry: journal frames written to the group-commit log (group-commit-log.ts), with the journal
  *   they belong to: `[4][8-byte nonce][u16 bytes][session id][u16 bytes][run id][frames]`
  * - log header: the first frame of a group-commit log, its owner as JSON: `[5][utf-8 JSON]`
  */

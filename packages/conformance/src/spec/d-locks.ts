@@ -7,6 +7,7 @@
  */
 import {
   AlreadyExistsError,
+  BackendError,
   JournalSealedError,
   LockReentryError,
   type MemoryAgent,
@@ -274,6 +275,14 @@ export function defineLocks(suite: SpecRegistrar): void {
       await store.create({ id: takenId, messages: [textMessage(env, 'user', 'taken')] });
       await expectTypedError(store.rename(otherId, takenId), AlreadyExistsError);
       expect((await reader.store.load(otherId)).rotatedTo).toBeNull();
+      // A failure reading what holds the new id is reported as itself, not as a taken id.
+      const fresh = await env.openStore();
+      fresh.adapter.inject({
+        method: 'getDocument',
+        match: (args) => args[0] === 'sessions' && args[1] === takenId,
+        error: () => new Error('injected: the backend fails reading the new id'),
+      });
+      await expectTypedError(fresh.store.rename(otherId, takenId), BackendError);
     },
   );
 
