@@ -111,6 +111,11 @@ class MapAdapter implements StorageAdapterV1 {
       : { revision: document.revision, base: document.text, deltas: [] };
   }
 
+  async hasDocument(collection: Collection, id: string): Promise<boolean> {
+    this.assertOpen('read a document');
+    return this.map.has(keys.document(collection, id));
+  }
+
   async putDocument(
     collection: Collection,
     id: string,
@@ -291,6 +296,11 @@ class MapAdapter implements StorageAdapterV1 {
   async deleteLogs(sessionId: string): Promise<void> {
     this.assertOpen('delete journals');
     for (const key of keysWithPrefix(this.map, keys.logPrefix(sessionId))) this.map.delete(key);
+  }
+
+  async deleteLog(sessionId: string, runId: string): Promise<void> {
+    this.assertOpen('delete a journal');
+    this.map.delete(keys.log(sessionId, runId));
   }
 
   async sync(): Promise<void> {

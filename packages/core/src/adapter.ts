@@ -27,6 +27,12 @@ export interface StorageAdapterV1 {
   /** Returns the document or null when it does not exist. */
   getDocument(collection: Collection, id: string): Promise<StoredDocument | null>;
   /**
+   * Whether the document exists, without reading it (a stat, EXISTS, HEAD). A document
+   * that exists but cannot be parsed exists. Core asks this once per run, after its first
+   * append, and from `exists()`: it must cost far less than `getDocument`.
+   */
+  hasDocument(collection: Collection, id: string): Promise<boolean>;
+  /**
    * Writes a document if, and only if, its stored revision equals `expectedRevision`
    * (null: the document must not exist). Atomic: a reader sees the old or the new
    * document, never a mix (B1). With `durable`, resolves only once the write survives
@@ -91,6 +97,11 @@ export interface StorageAdapterV1 {
   listLogs(sessionId: string): Promise<string[]>;
   /** B8: removes every journal of the session. */
   deleteLogs(sessionId: string, options: { durable: boolean }): Promise<void>;
+  /**
+   * B8: removes the journal of one run (nothing when there is none). Core uses it for a
+   * journal a run created after another instance deleted its session.
+   */
+  deleteLog(sessionId: string, runId: string, options: { durable: boolean }): Promise<void>;
 
   /** C1: makes everything written so far durable (best effort for `process` durability). */
   sync(): Promise<void>;

@@ -1,4 +1,5 @@
 import type { LogDurability, StorageAdapter } from './adapter.js';
+import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { assertValidId, randomId } from './ids.js';
 import { InvalidInputError, LimitExceededError } from './input-errors.js';
@@ -183,6 +184,9 @@ export class JournalWriter {
         this.seenJournal = true;
         this.lastSequence = record.sequence;
         this.state = nextTerminalState(this.state, record.type);
+        // B8: the first record created the journal. Had another instance deleted the session
+        // since this run began, that journal would outlive it: take it back and refuse.
+        if (record.sequence === 1) await this.refuseIfSessionDeleted();
         this.options.onAppend?.(sessionId, performance.now() - started, durability !== 'none');
         return record;
       }
@@ -190,6 +194,22 @@ export class JournalWriter {
       this.lastSequence = null;
       if (attempt >= 8) throw new JournalConflictError(runId, record.sequence, result.lastSequence);
     }
+  }
+
+  /**
+   * A check that fails leaves the append standing (it is stored; failing it would invite a
+   * duplicate). A journal that cannot be removed fails the append with that BackendError;
+   * the run refuses every later append either way.
+   */
+  private async refuseIfSessionDeleted(): Promise<void> {
+    const { adapter, sessionId, runId } = this.options;
+    const exists = await adapter.hasDocument('sessions', sessionId).catch(() => true);
+    if (exists) return;
+    this.deleted = true;
+    await adapterCall(adapter.name, 'delete a journal', () =>
+      adapter.deleteLog(sessionId, runId, { durable: true }),
+    );
+    throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
   }
 
   private durabilityFor(type: JournalEventType): LogDurability {

@@ -5,11 +5,25 @@ import { readJournal } from './journal-read.js';
 import { recordText } from './journal-record.js';
 import { JournalWriter } from './journal-writer.js';
 import { memoryAdapter } from './memory-adapter.js';
-import { JournalSealedError } from './run-errors.js';
+import { JournalSealedError, RunNotActiveError } from './run-errors.js';
 import type { JournalRecord } from './schemas.js';
+import { BackendError } from './storage-errors.js';
 import { nextTerminalState, terminalStateOf } from './terminal-state.js';
 
-function writer(adapter = memoryAdapter(), runId = 'run-1') {
+/** A memory adapter holding the writers' session: a run's first append checks it (B8). */
+async function adapterWithSession() {
+  const adapter = memoryAdapter();
+  await adapter.open();
+  await adapter.putDocument(
+    'sessions',
+    'session-1',
+    { kind: 'full', revision: 1, text: '{}' },
+    { expectedRevision: null, durable: false },
+  );
+  return adapter;
+}
+
+function writer(adapter: ReturnType<typeof memoryAdapter>, runId = 'run-1') {
   return new JournalWriter({
     adapter,
     clock: new ManualClock(),
@@ -39,7 +53,7 @@ describe('journal', () => {
   });
 
   it('E2: the record an append returns holds the data as stored, not the caller object', async () => {
-    const adapter = memoryAdapter();
+    const adapter = await adapterWithSession();
     const journal = writer(adapter);
     const caller = { at: new Date(0), skipped: undefined, nested: { list: [1, 'two'] } };
     const record = await journal.append({ type: 'tool', data: caller });
@@ -58,7 +72,7 @@ describe('journal', () => {
   });
 
   it('E2: sequences are 1, 2, 3… without gaps, also for concurrent appends', async () => {
-    const adapter = memoryAdapter();
+    const adapter = await adapterWithSession();
     const journal = writer(adapter);
     const records = await Promise.all(
       Array.from({ length: 20 }, (_, index) =>
@@ -76,7 +90,7 @@ describe('journal', () => {
   });
 
   it('E2: two writers on one journal never take the same sequence', async () => {
-    const adapter = memoryAdapter();
+    const adapter = await adapterWithSession();
     const first = writer(adapter);
     const second = writer(adapter);
     await first.append({ type: 'token', data: { text: 'a' } });
@@ -104,7 +118,7 @@ describe('journal', () => {
   });
 
   it('E2: a sealed journal refuses further events but a stream_end', async () => {
-    const journal = writer();
+    const journal = writer(await adapterWithSession());
     await journal.append({ type: 'done' });
     await expect(journal.append({ type: 'token', data: { text: 'late' } })).rejects.toSatisfy(
       JournalSealedError.isInstance,
@@ -113,7 +127,7 @@ describe('journal', () => {
   });
 
   it('A3: an oversized event is refused and nothing is written', async () => {
-    const adapter = memoryAdapter();
+    const adapter = await adapterWithSession();
     const journal = writer(adapter);
     await expect(
       journal.append({ type: 'token', data: { text: 'x'.repeat(2000) } }),
@@ -122,7 +136,7 @@ describe('journal', () => {
   });
 
   it('E2: a stored record whose identity does not match its journal is rejected on read', async () => {
-    const adapter = memoryAdapter();
+    const adapter = await adapterWithSession();
     await writer(adapter).append({ type: 'token', data: { text: 'ok' } });
     const foreign = {
       sessionId: 'other',
@@ -144,5 +158,48 @@ describe('journal', () => {
     const read = await readJournal(adapter, 'session-1', 'run-1');
     expect(read.records).toHaveLength(1);
     expect(read.invalidRecord).toEqual({ sequence: 2 });
+  });
+
+  it('B8: a first append whose session is gone is refused, its journal removed', async () => {
+    const adapter = memoryAdapter();
+    await adapter.open();
+    const journal = writer(adapter);
+    await expect(journal.append({ type: 'token', data: { text: 'a' } })).rejects.toSatisfy(
+      RunNotActiveError.isInstance,
+    );
+    expect((await readJournal(adapter, 'session-1', 'run-1')).exists).toBe(false);
+    await expect(journal.append({ type: 'token', data: { text: 'b' } })).rejects.toSatisfy(
+      RunNotActiveError.isInstance,
+    );
+    expect(await adapter.listLogs('session-1')).toEqual([]);
+  });
+
+  it('B8: a session check that fails leaves the first append standing (fault injection)', async () => {
+    const adapter = await adapterWithSession();
+    const failing = Object.assign(Object.create(adapter) as typeof adapter, {
+      hasDocument: () => Promise.reject(new Error('injected: check failed')),
+    });
+    const journal = writer(failing);
+    await expect(journal.append({ type: 'token', data: { text: 'a' } })).resolves.toMatchObject({
+      sequence: 1,
+    });
+    await expect(journal.append({ type: 'token', data: { text: 'b' } })).resolves.toMatchObject({
+      sequence: 2,
+    });
+  });
+
+  it('B8: a journal that cannot be removed fails the append typed, later appends refused (fault injection)', async () => {
+    const adapter = memoryAdapter();
+    await adapter.open();
+    const failing = Object.assign(Object.create(adapter) as typeof adapter, {
+      deleteLog: () => Promise.reject(new Error('injected: unlink failed')),
+    });
+    const journal = writer(failing);
+    await expect(journal.append({ type: 'token', data: { text: 'a' } })).rejects.toSatisfy(
+      BackendError.isInstance,
+    );
+    await expect(journal.append({ type: 'token', data: { text: 'b' } })).rejects.toSatisfy(
+      RunNotActiveError.isInstance,
+    );
   });
 });

@@ -118,6 +118,11 @@ class MemoryAdapter implements StorageAdapterV1 {
     return { revision: stored.revision, base: stored.base, deltas: [...stored.deltas] };
   }
 
+  async hasDocument(collection: Collection, id: string): Promise<boolean> {
+    this.assertOpen('read a document');
+    return this.backend.documents.has(documentKey(collection, id));
+  }
+
   async putDocument(
     collection: Collection,
     id: string,
@@ -273,6 +278,11 @@ class MemoryAdapter implements StorageAdapterV1 {
     for (const runId of await this.listLogs(sessionId)) {
       this.backend.logs.delete(logKey(sessionId, runId));
     }
+  }
+
+  async deleteLog(sessionId: string, runId: string): Promise<void> {
+    this.assertOpen('delete a journal');
+    this.backend.logs.delete(logKey(sessionId, runId));
   }
 
   async sync(): Promise<void> {}

@@ -81,10 +81,7 @@ export class StoreSessions {
     const adapter = this.store.adapter;
     await this.store.ready('check a session');
     if (this.store.cache.peek(id) !== undefined) return true;
-    const stored = await adapterCall(adapter.name, 'read a session', () =>
-      adapter.getDocument('sessions', id),
-    );
-    return stored !== null;
+    return adapterCall(adapter.name, 'check a session', () => adapter.hasDocument('sessions', id));
   }
 
   async save(session: Session, options: SaveOptions = {}): Promise<Session> {

@@ -14,6 +14,7 @@ import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './co
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { assertDocumentId, decodeName } from './id-encoding.js';
+import { statOptional } from './optional-file.js';
 import type { CachedInspection } from './segment-inspection.js';
 
 /**
@@ -44,6 +45,13 @@ export class DocumentStore {
       base: base.text,
       deltas: snapshot.deltas.map((delta) => delta.text),
     };
+  }
+
+  /** Whether the document's base exists (a corrupt one too: `get` returns its bytes). */
+  async has(collection: Collection, id: string): Promise<boolean> {
+    assertDocumentId(collection, id);
+    const paths = this.context.layout.document(collection, id);
+    return (await statOptional(this.context.fileSystem, paths.base)) !== null;
   }
 
   /**

@@ -101,6 +101,8 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
 
     getDocument: (collection: Collection, id: string): Promise<StoredDocument | null> =>
       call(`read ${collection}/${id}`, () => documents.get(collection, id)),
+    hasDocument: (collection: Collection, id: string): Promise<boolean> =>
+      call(`check ${collection}/${id}`, () => documents.has(collection, id)),
     putDocument: (
       collection: Collection,
       id: string,
@@ -154,6 +156,14 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
     deleteLogs: (sessionId: string, deleteOptions: { durable: boolean }): Promise<void> =>
       call(`delete journals of ${sessionId}`, () =>
         journals.deleteAll(sessionId, deleteOptions.durable),
+      ),
+    deleteLog: (
+      sessionId: string,
+      runId: string,
+      deleteOptions: { durable: boolean },
+    ): Promise<void> =>
+      call(`delete journal ${sessionId}/${runId}`, () =>
+        journals.deleteOne(sessionId, runId, deleteOptions.durable),
       ),
 
     sync: () =>

@@ -104,26 +104,39 @@ export class JournalStore {
 
   /** B8: removes every journal of a session, each under its lock so no append interleaves. */
   async deleteAll(sessionId: string, durable: boolean): Promise<void> {
-    const runIds = await this.list(sessionId);
-    const { locks, fileSystem, durability, layout } = this.context;
-    for (const runId of runIds) {
-      const paths = layout.journal(sessionId, runId);
-      // This process's writer lets go of the journal; another process's is asked to (signal).
-      await this.writers.get(writerKey(sessionId, runId))?.release();
-      await locks.withLock(
-        paths.lock,
-        () => makeDirectory(fileSystem, paths.directory),
-        async () => {
-          try {
-            await fileSystem.unlink(paths.file);
-          } catch (error) {
-            if (!isNotFound(error)) throw toBackendError(error, `remove journal ${paths.file}`);
-          }
-          this.writers.get(writerKey(sessionId, runId))?.forget();
-        },
-        true,
-      );
-    }
+    for (const runId of await this.list(sessionId)) await this.unlink(sessionId, runId);
+    await this.removeDirectory(sessionId, durable);
+  }
+
+  /** B8: removes one run's journal under its lock; nothing when it does not exist. */
+  async deleteOne(sessionId: string, runId: string, durable: boolean): Promise<void> {
+    await this.unlink(sessionId, runId);
+    await this.removeDirectory(sessionId, durable);
+  }
+
+  private async unlink(sessionId: string, runId: string): Promise<void> {
+    const { locks, fileSystem, layout } = this.context;
+    const paths = layout.journal(sessionId, runId);
+    // This process's writer lets go of the journal; another process's is asked to (signal).
+    await this.writers.get(writerKey(sessionId, runId))?.release();
+    await locks.withLock(
+      paths.lock,
+      () => makeDirectory(fileSystem, paths.directory),
+      async () => {
+        try {
+          await fileSystem.unlink(paths.file);
+        } catch (error) {
+          if (!isNotFound(error)) throw toBackendError(error, `remove journal ${paths.file}`);
+        }
+        this.writers.get(writerKey(sessionId, runId))?.forget();
+      },
+      true,
+    );
+  }
+
+  /** The session's journal directory goes once empty; with `durable`, the unlinks are synced. */
+  private async removeDirectory(sessionId: string, durable: boolean): Promise<void> {
+    const { fileSystem, durability, layout } = this.context;
     const directory = layout.sessionJournals(sessionId);
     const removed = await removeDirectoryIfEmpty(fileSystem, directory);
     if (removed) durability.forget(directory);

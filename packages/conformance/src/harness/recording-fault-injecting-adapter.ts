@@ -8,6 +8,7 @@ import {
 export const ADAPTER_METHODS = [
   'open',
   'getDocument',
+  'hasDocument',
   'putDocument',
   'deleteDocument',
   'listDocuments',
@@ -22,6 +23,7 @@ export const ADAPTER_METHODS = [
   'readLog',
   'listLogs',
   'deleteLogs',
+  'deleteLog',
   'sync',
   'close',
 ] as const satisfies ReadonlyArray<keyof StorageAdapterV1>;
@@ -183,6 +185,9 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
   getDocument(...args: Parameters<StorageAdapterV1['getDocument']>) {
     return this.invoke('getDocument', args) as ReturnType<StorageAdapterV1['getDocument']>;
   }
+  hasDocument(...args: Parameters<StorageAdapterV1['hasDocument']>) {
+    return this.invoke('hasDocument', args) as ReturnType<StorageAdapterV1['hasDocument']>;
+  }
   putDocument(...args: Parameters<StorageAdapterV1['putDocument']>) {
     return this.invoke('putDocument', args) as ReturnType<StorageAdapterV1['putDocument']>;
   }
@@ -225,6 +230,9 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
   }
   deleteLogs(...args: Parameters<StorageAdapterV1['deleteLogs']>) {
     return this.invoke('deleteLogs', args) as ReturnType<StorageAdapterV1['deleteLogs']>;
+  }
+  deleteLog(...args: Parameters<StorageAdapterV1['deleteLog']>) {
+    return this.invoke('deleteLog', args) as ReturnType<StorageAdapterV1['deleteLog']>;
   }
   sync(...args: Parameters<StorageAdapterV1['sync']>) {
     return this.invoke('sync', args) as ReturnType<StorageAdapterV1['sync']>;

@@ -682,6 +682,37 @@ function defineDeleteTests(suite: SpecRegistrar): void {
   );
 
   suite.test(
+    'B8',
+    'a run whose first append comes after another instance deleted its session leaves no journal',
+    async (env) => {
+      for (const durability of ['each', 'group'] as const) {
+        const worker = await env.openStore({ journal: { durability } });
+        const session = await sessionWith(env, worker.store, 1);
+        const run = await worker.store.beginRun(session.id, { userMessage: userInput('q') });
+        const deleter = await env.openStore();
+        expect(await deleter.store.delete(session.id)).toBe(true);
+        // The run's journal does not exist yet: its first append would create one for a
+        // session that is gone. It is refused, and what it wrote is removed.
+        const first = run.append({ type: 'token', data: { text: 'after the delete' } });
+        await expectTypedError(first, RunNotActiveError);
+        await expectTypedError(
+          run.append({ type: 'token', data: { text: 'again' } }),
+          RunNotActiveError,
+        );
+        await captureError(() => worker.store.flushAll());
+        const raw = await env.rawAdapter();
+        expect(await raw.listLogs(session.id), `no journal left (${durability})`).toEqual([]);
+        expect(await raw.getDocument('sessions', session.id)).toBeNull();
+        const reader = await env.openStore();
+        await expectTypedError(reader.store.load(session.id), NotFoundError);
+        const recreated = await reader.store.create({ id: session.id });
+        expect(recreated.messages).toEqual([]);
+        expect(await reader.store.listRuns(session.id)).toEqual([]);
+      }
+    },
+  );
+
+  suite.test(
     'B8:restart',
     'nothing brings a deleted session back; re-creating it starts empty, its first journal at sequence 1',
     async (env) => {
