@@ -219,6 +219,29 @@ describe('journals', () => {
     await adapter.deleteLogs('never-used', { durable: true });
   });
 
+  it("B8: deleteLog removes one run's journal, group frames included; the others stay, nothing replays it", async () => {
+    const disk = faultInjectingFileSystem();
+    const { adapter } = await openSimulated(disk);
+    await adapter.appendLog('s', 'gone', [record(1)], { durability: 'group' });
+    await adapter.appendLog('s', 'gone', records(2, 2), { durability: 'group' });
+    await adapter.appendLog('s', 'kept', records(1, 2), { durability: 'group' });
+    await adapter.deleteLog('s', 'gone', { durable: true });
+    await adapter.deleteLog('s', 'never-written', { durable: true });
+    expect(await adapter.listLogs('s')).toEqual(['kept']);
+    expect((await adapter.readLog('s', 'gone', { afterSequence: 0, limit: 10 })).exists).toBe(
+      false,
+    );
+    // Records 2 and 3 of "gone" were only in the group-commit log: a replay must skip them.
+    disk.simulatePowerLoss();
+    const restarted = fsAdapter({ directory: '/store', fileSystem: disk });
+    await restarted.open();
+    expect(await restarted.listLogs('s')).toEqual(['kept']);
+    expect((await restarted.readLog('s', 'kept', { afterSequence: 0, limit: 10 })).records).toEqual(
+      records(1, 2),
+    );
+    await restarted.close();
+  });
+
   it('E2: an append whose flush fails is rejected with a BackendError and leaves no partial record', async () => {
     for (const [durability, failing] of [
       ['each', '.journal'],
