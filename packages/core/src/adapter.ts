@@ -111,6 +111,29 @@ export interface StorageAdapterV1 {
 
 export type StorageAdapter = StorageAdapterV1;
 
+/** The primitives every v1 adapter implements (`readQuarantined` is the optional one). */
+export const REQUIRED_ADAPTER_PRIMITIVES = [
+  'open',
+  'getDocument',
+  'hasDocument',
+  'putDocument',
+  'deleteDocument',
+  'listDocuments',
+  'quarantineDocument',
+  'listQuarantined',
+  'putIndexEntry',
+  'deleteIndexEntry',
+  'replaceIndex',
+  'listIndex',
+  'appendLog',
+  'readLog',
+  'listLogs',
+  'deleteLogs',
+  'deleteLog',
+  'sync',
+  'close',
+] as const satisfies ReadonlyArray<keyof StorageAdapterV1>;
+
 export type Collection = 'sessions' | 'revisions' | 'lifecycle';
 
 /**

@@ -48,6 +48,11 @@ export class JournalWriter {
   }
 
   /** Refuses every further append: the session and its journals were deleted (B8). */
+  /** Whether this writer found its session deleted (B8): every append is refused. */
+  get isDeleted(): boolean {
+    return this.deleted;
+  }
+
   markDeleted(): void {
     this.deleted = true;
   }
@@ -203,7 +208,9 @@ export class JournalWriter {
    */
   private async refuseIfSessionDeleted(): Promise<void> {
     const { adapter, sessionId, runId } = this.options;
-    const exists = await adapter.hasDocument('sessions', sessionId).catch(() => true);
+    const exists = await adapterCall(adapter.name, 'check a session', () =>
+      adapter.hasDocument('sessions', sessionId),
+    ).catch(() => true);
     if (exists) return;
     this.deleted = true;
     await adapterCall(adapter.name, 'delete a journal', () =>

@@ -25,4 +25,22 @@ describe('store options', () => {
     expect(InvalidConfigError.isInstance(thrown)).toBe(true);
     expect((thrown as Error).message).toContain(path);
   });
+
+  it('rejects an adapter that lacks a required primitive, naming it', () => {
+    const adapter = memoryAdapter();
+    // An adapter written against an earlier core: no hasDocument, no deleteLog.
+    const older = Object.assign(Object.create(adapter) as object, {
+      hasDocument: undefined,
+      deleteLog: undefined,
+    }) as unknown as typeof adapter;
+    let thrown: unknown;
+    try {
+      createSessionStore({ adapter: older });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(InvalidConfigError.isInstance(thrown)).toBe(true);
+    expect((thrown as Error).message).toContain('hasDocument, deleteLog');
+    expect(() => createSessionStore({ adapter })).not.toThrow();
+  });
 });

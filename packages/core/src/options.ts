@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StorageAdapter } from './adapter.js';
+import { REQUIRED_ADAPTER_PRIMITIVES, type StorageAdapter } from './adapter.js';
 import { type Clock, systemClock } from './clock.js';
 import { InvalidConfigError } from './input-errors.js';
 import type { JournalDurabilityPolicy, SessionStoreOptions, StoreLimits } from './store-options.js';
@@ -71,6 +71,14 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
   ) {
     throw new InvalidConfigError(
       'Option `adapter` must be a Keepsake storage adapter with specificationVersion "v1" (for example memoryAdapter() or fsAdapter({ directory }))',
+    );
+  }
+  const missing = REQUIRED_ADAPTER_PRIMITIVES.filter(
+    (primitive) => typeof (adapter as unknown as Record<string, unknown>)[primitive] !== 'function',
+  );
+  if (missing.length > 0) {
+    throw new InvalidConfigError(
+      `The ${String(adapter.name)} adapter does not implement ${missing.join(', ')} (required by StorageAdapterV1; an adapter written for an earlier @keepsake/core lacks the newer ones)`,
     );
   }
   const parsed = optionsSchema.safeParse(rest);

@@ -84,6 +84,8 @@ export class Run implements RunHandle {
         this.end('fenced');
         void this.checkpoint.stop();
       }
+      // B8: another instance deleted the session; nothing of this run may stay behind.
+      if (this.journal.isDeleted && this.state === 'active') this.deletedElsewhere();
       throw error;
     }
   }
@@ -200,6 +202,11 @@ export class Run implements RunHandle {
           if (outcome.cancelled) this.end('finished');
           return outcome;
         } catch (cause) {
+          // B8: the journal found the session deleted by another instance (its first record).
+          if (this.journal.isDeleted) {
+            this.deletedElsewhere();
+            return { cancelled: false, reason: 'not-active' };
+          }
           if (!RevisionConflictError.isInstance(cause) || attempt + 1 >= MAX_CONFLICT_ATTEMPTS) {
             throw cause;
           }

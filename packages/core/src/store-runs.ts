@@ -159,7 +159,10 @@ export class StoreRuns implements RunHost {
       return local.cancel();
     return this.locks.withLock(sessionId, async () => {
       const entry = await this.entryFor(sessionId);
-      await this.refreshIfClean(entry);
+      if ((await this.refreshIfClean(entry)) === 'deleted') {
+        this.forgetDeleted(sessionId);
+        return { cancelled: false, reason: 'no-pending-turn' };
+      }
       const pending = entry.session.pending;
       if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
       if (runId !== undefined && pending.streamId !== runId)
@@ -169,6 +172,11 @@ export class StoreRuns implements RunHost {
         try {
           return await interruptPendingTurn(this, entry, writer, 'cancel');
         } catch (error) {
+          // B8: deleted by another instance after the refresh above (the cancel was its first record).
+          if (writer.isDeleted) {
+            this.forgetDeleted(sessionId);
+            return { cancelled: false, reason: 'no-pending-turn' };
+          }
           if (!RevisionConflictError.isInstance(error) || attempt >= MAX_CONFLICT_ATTEMPTS) {
             throw error;
           }

@@ -713,6 +713,87 @@ function defineDeleteTests(suite: SpecRegistrar): void {
   );
 
   suite.test(
+    'B8',
+    'a run whose first act after another instance deleted its session is cancel or fail ends cleanly',
+    async (env) => {
+      for (const end of ['cancel', 'fail'] as const) {
+        const worker = await env.openStore();
+        const session = await sessionWith(env, worker.store, 1);
+        const run = await worker.store.beginRun(session.id, { userMessage: userInput('q') });
+        const deleter = await env.openStore();
+        expect(await deleter.store.delete(session.id)).toBe(true);
+        const outcome =
+          end === 'cancel' ? await run.cancel() : await run.fail({ message: 'agent failed' });
+        expect(outcome, end).toMatchObject({ cancelled: false, reason: 'not-active' });
+        const raw = await env.rawAdapter();
+        expect(await raw.listLogs(session.id), `no journal left (${end})`).toEqual([]);
+        // The worker let go of the run and of its stale copy: the id is free there again.
+        const recreated = await worker.store.create({ id: session.id });
+        expect(recreated.messages).toEqual([]);
+        const next = await worker.store.beginRun(session.id, { userMessage: userInput('new') });
+        expect((await next.append({ type: 'token', data: { text: 'new' } })).sequence).toBe(1);
+        await next.complete();
+      }
+    },
+  );
+
+  suite.test(
+    'B8',
+    'cancelRun from a third instance after the delete reports no pending turn and writes nothing',
+    async (env) => {
+      const worker = await env.openStore();
+      const session = await sessionWith(env, worker.store, 1);
+      await worker.store.beginRun(session.id, { userMessage: userInput('q') });
+      const third = await env.openStore();
+      expect((await third.store.load(session.id)).pending).not.toBeNull();
+      const deleter = await env.openStore();
+      expect(await deleter.store.delete(session.id)).toBe(true);
+      expect(await third.store.cancelRun(session.id)).toMatchObject({
+        cancelled: false,
+        reason: 'no-pending-turn',
+      });
+      const raw = await env.rawAdapter();
+      expect(await raw.listLogs(session.id)).toEqual([]);
+      expect(await raw.getDocument('sessions', session.id)).toBeNull();
+      await expectTypedError(third.store.load(session.id), NotFoundError);
+    },
+  );
+
+  suite.test(
+    'B8',
+    'adapter primitives: hasDocument answers without reading; deleteLog removes one run only',
+    async (env) => {
+      const raw = await env.rawAdapter();
+      const id = env.id();
+      expect(await raw.hasDocument('sessions', id)).toBe(false);
+      const written = await raw.putDocument(
+        'sessions',
+        id,
+        { kind: 'full', revision: 1, text: '{}' },
+        { expectedRevision: null, durable: false },
+      );
+      expect(written.ok).toBe(true);
+      expect(await raw.hasDocument('sessions', id)).toBe(true);
+      expect(await raw.hasDocument('lifecycle', id)).toBe(false);
+      for (const runId of ['run-a', 'run-b']) {
+        const appended = await raw.appendLog(id, runId, [{ sequence: 1, text: '{}' }], {
+          durability: 'none',
+        });
+        expect(appended.ok).toBe(true);
+      }
+      await raw.deleteLog(id, 'run-a', { durable: true });
+      await raw.deleteLog(id, 'never-written', { durable: true });
+      expect(await raw.listLogs(id)).toEqual(['run-b']);
+      expect((await raw.readLog(id, 'run-a', { afterSequence: 0, limit: 10 })).exists).toBe(false);
+      expect((await raw.readLog(id, 'run-b', { afterSequence: 0, limit: 10 })).records).toEqual([
+        { sequence: 1, text: '{}' },
+      ]);
+      await raw.deleteDocument('sessions', id, { durable: false });
+      expect(await raw.hasDocument('sessions', id)).toBe(false);
+    },
+  );
+
+  suite.test(
     'B8:restart',
     'nothing brings a deleted session back; re-creating it starts empty, its first journal at sequence 1',
     async (env) => {
