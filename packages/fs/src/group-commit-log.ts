@@ -16,6 +16,8 @@ import { encodeLogEntryFrame, type LogEntry } from './records.js';
  */
 const FIRST_LOG_BYTES = 256 * 1024;
 const MAX_LOG_BYTES = 32 * 1024 * 1024;
+/** Flushes of the log in flight at once (more measured no faster here, four slower). */
+const MAX_FLUSHES_IN_FLIGHT = 2;
 
 /** A journal with entries in the log: written and fsynced before the log is removed. */
 export interface LogSink {
@@ -35,7 +37,8 @@ export interface LogSink {
  * A log is retired once full (and on `close()`): the journals it covers are written and
  * fdatasynced, then it is removed. After a crash or a power loss, `open()`
  * replays the logs of dead processes into their journals (log-replay.ts). Only one log file
- * is written at a time; retiring the previous one runs in the background.
+ * is written at a time (up to two fdatasync calls of it in flight); retiring the previous
+ * one runs in the background.
  */
 export class GroupCommitLog {
   private readonly context: AdapterContext;
@@ -52,9 +55,8 @@ export class GroupCommitLog {
   private retireFailure: unknown = null;
   /** Set after a failed log write: appends stop using the log and flush their journal. */
   private failure: unknown = null;
-  /** Moving averages: one flush (write + fdatasync), and resuming one durable append. */
-  private flushMs = 0;
-  private resumeMsPerEntry = 0;
+  /** The last batch's write (offset taken, bytes written, fdatasync started), in order. */
+  private writeTail: Promise<unknown> = Promise.resolve();
   /** Set when entries of a log could not be written to their journal: logs stay on disk. */
   private keepLogs: unknown = null;
 
@@ -150,73 +152,86 @@ export class GroupCommitLog {
   }
 
   /**
-   * Flushes what is queued, batch after batch, until nothing is queued or waits to resume.
-   * Two ways to follow a flush, chosen by what costs more (moving averages):
-   * - resuming its appends (their callers' work, core's, the next append) is cheaper than a
-   *   flush: resume them all, wait one turn so their next appends join, flush them together
-   *   (one group, the fewest flushes; what a database's log writer does);
-   * - resuming costs more than a flush: start the next flush first, then resume, so the
-   *   work overlaps the flush instead of alternating with it. With nothing queued to flush,
-   *   half resumes first and their next appends form that flush: two groups then take
-   *   turns, one flushing while the other works.
+   * Flushes what is queued until nothing is queued or in flight. Up to two flushes are in
+   * flight at once: when a flush ends with none other running, half of its appends resume
+   * first and their next appends are flushed while the other half resumes and works, so the
+   * streams form two groups that take turns, each group's CPU work overlapping the other's
+   * flush, and the disk always has the next flush queued behind the current one. (With one
+   * flush at a time, resuming 100 streams and flushing them alternated: the event loop
+   * idled for a third of the time; this runs 100 streams about 20% faster.)
    */
   private async writeQueued(): Promise<void> {
-    let durable: QueuedEntry[] = [];
+    const inFlight: Array<Promise<QueuedEntry[] | null>> = [];
     await nextTurn();
-    while (this.queue.length > 0 || durable.length > 0) {
-      if (!this.worthOverlapping(durable.length)) {
-        this.resume(durable);
-        durable = [];
-        await nextTurn();
-        if (this.queue.length > 0) durable = await this.flush(this.takeBatch());
+    while (this.queue.length > 0 || inFlight.length > 0) {
+      if (this.queue.length > 0 && inFlight.length < MAX_FLUSHES_IN_FLIGHT) {
+        inFlight.push(this.flush(this.takeBatch(), inFlight.at(-1) ?? null));
         continue;
       }
-      if (this.queue.length === 0) {
+      const durable = (await inFlight.shift()) ?? [];
+      if (inFlight.length === 0 && durable.length >= 2) {
         this.resume(durable.splice(0, Math.ceil(durable.length / 2)));
         await nextTurn();
+        if (this.queue.length > 0) inFlight.push(this.flush(this.takeBatch(), null));
       }
-      const flushing = this.queue.length > 0 ? this.flush(this.takeBatch()) : null;
       this.resume(durable);
-      durable = flushing === null ? [] : await flushing;
       await nextTurn();
     }
   }
 
-  /** Resuming `count` appends at once would take longer than one flush. */
-  private worthOverlapping(count: number): boolean {
-    return count >= 2 && this.resumeMsPerEntry * count > this.flushMs;
-  }
-
-  /** Resolves durable appends; measures, at the next turn, what resuming them cost. */
   private resume(entries: readonly QueuedEntry[]): void {
-    if (entries.length === 0) return;
-    const started = performance.now();
     for (const entry of entries) entry.resolve();
-    setImmediate(() => {
-      const msPerEntry = (performance.now() - started) / entries.length;
-      this.resumeMsPerEntry = average(this.resumeMsPerEntry, msPerEntry);
-    });
   }
 
-  /** Writes and flushes one batch; resolves with it once durable, or with [] on failure. */
-  private async flush(batch: QueuedEntry[]): Promise<QueuedEntry[]> {
-    const started = performance.now();
+  /**
+   * Writes and flushes one batch; resolves with it once durable, or with null once its
+   * appends are rejected. `previous` is the flush in flight before it: this batch's bytes
+   * follow its bytes in the log, and a replay stops at the first bad frame, so when that
+   * flush fails this one fails too even if its own fdatasync succeeded (after a failed
+   * fdatasync the kernel may have dropped the earlier pages).
+   */
+  private async flush(
+    batch: QueuedEntry[],
+    previous: Promise<QueuedEntry[] | null> | null,
+  ): Promise<QueuedEntry[] | null> {
+    // Batches write in the order they were taken, each after the one before has written
+    // and started its fdatasync (which then covers that one's bytes too).
+    const writing = this.writeTail.then(() => this.write(batch));
+    this.writeTail = writing.catch(() => undefined);
     try {
-      const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
-      const log = await this.logFor(bytes.length);
-      const written = writeAllNow(log.handle, bytes, log.size);
-      if (written !== undefined) await written;
-      await log.handle.datasync();
-      log.size += bytes.length;
-      for (const entry of batch) log.journals.add(entry.journal);
-      this.flushMs = average(this.flushMs, performance.now() - started);
-      return batch;
+      const { flushed } = await writing;
+      await flushed;
     } catch (error) {
-      this.failure = error;
-      const failure = toBackendError(error, 'write the group-commit log');
-      for (const entry of batch) entry.reject(failure);
-      return [];
+      this.failure ??= error;
     }
+    const before = previous === null ? batch : await previous;
+    if (this.failure !== null || before === null) {
+      const failure = toBackendError(this.failure, 'write the group-commit log');
+      for (const entry of batch) entry.reject(failure);
+      return null;
+    }
+    return batch;
+  }
+
+  /**
+   * Takes the batch's place in the log, writes it and starts its fdatasync (`flushed`); the
+   * journals it covers are recorded first, so a retire that starts meanwhile syncs them. A
+   * retire waits for the fdatasync calls in flight on its log before closing it.
+   */
+  private async write(batch: QueuedEntry[]): Promise<{ flushed: Promise<void> }> {
+    if (this.failure !== null) throw this.failure;
+    const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
+    const log = await this.logFor(bytes.length);
+    const position = log.size;
+    log.size += bytes.length;
+    for (const entry of batch) log.journals.add(entry.journal);
+    const written = writeAllNow(log.handle, bytes, position);
+    if (written !== undefined) await written;
+    const flushed = log.handle.datasync();
+    log.flights.add(flushed);
+    const settled = () => log.flights.delete(flushed);
+    flushed.then(settled, settled);
+    return { flushed };
   }
 
   private takeBatch(): QueuedEntry[] {
@@ -266,6 +281,7 @@ export class GroupCommitLog {
   }
 
   private async retire(log: OpenLog): Promise<void> {
+    await Promise.allSettled([...log.flights]);
     await log.handle.close().catch(() => undefined);
     await this.syncJournals([...log.journals]);
     if (this.keepLogs !== null) throw this.keepLogs;
@@ -288,11 +304,6 @@ export class GroupCommitLog {
     const workers = Math.min(this.context.options.syncConcurrency, journals.length);
     await Promise.all(Array.from({ length: workers }, worker));
   }
-}
-
-/** A moving average that follows a change within a few samples. */
-function average(current: number, sample: number): number {
-  return current === 0 ? sample : current * 0.8 + sample * 0.2;
 }
 
 /** A prepared log that no entry went to: closed and removed. */

@@ -23,6 +23,8 @@ export interface OpenLog {
   readonly capacity: number;
   /** Journals with entries in this log, written and fsynced before the log is removed. */
   readonly journals: Set<LogSink>;
+  /** Its fdatasync calls in flight: the log is closed only once they settle. */
+  readonly flights: Set<Promise<void>>;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function createLogFile(
       start: header.length,
       capacity: Math.max(capacity, header.length),
       journals: new Set(),
+      flights: new Set(),
     };
   } catch (error) {
     await handle.close().catch(() => undefined);
