@@ -203,7 +203,9 @@ export class JournalWriter {
 
   /**
    * A check that fails leaves the append standing (it is stored; failing it would invite a
-   * duplicate). A journal that cannot be removed fails the append with that BackendError;
+   * duplicate). A session moved to quarantine (A2) is not deleted: the run is refused but
+   * its journal stays beside the quarantined document, so restoring it brings the run's
+   * output back. A journal that cannot be removed fails the append with that BackendError;
    * the run refuses every later append either way.
    */
   private async refuseIfSessionDeleted(): Promise<void> {
@@ -213,6 +215,19 @@ export class JournalWriter {
     ).catch(() => true);
     if (exists) return;
     this.deleted = true;
+    const quarantined = await adapterCall(adapter.name, 'list quarantine', () =>
+      adapter.listQuarantined(),
+    ).then(
+      (documents) =>
+        documents.some(
+          (document) => document.collection === 'sessions' && document.id === sessionId,
+        ),
+      // Unknown: keep the journal rather than risk deleting output.
+      () => true,
+    );
+    if (quarantined) {
+      throw new RunNotActiveError(sessionId, runId, 'its session was moved to quarantine');
+    }
     await adapterCall(adapter.name, 'delete a journal', () =>
       adapter.deleteLog(sessionId, runId, { durable: true }),
     );

@@ -15,6 +15,7 @@ import {
   LimitExceededError,
   NotFoundError,
   ReservedFieldError,
+  RunNotActiveError,
   type Session,
   type SessionStore,
   type StoreEvent,
@@ -307,6 +308,31 @@ function defineCorruptionTests(suite: SpecRegistrar): void {
       }
       expect((await store.quarantined()).filter((entry) => entry.id === id)).toEqual([]);
       expect(contentsOf(await store.load(id))).toEqual(['precious']);
+    },
+  );
+
+  suite.test(
+    'A2',
+    'a run whose session another instance moved to quarantine is refused and keeps its journal',
+    async (env) => {
+      const worker = await env.openStore();
+      const session = await worker.store.create({ title: 'will not parse' });
+      const run = await worker.store.beginRun(session.id, { userMessage: userInput('q') });
+      const stored = await (await env.rawAdapter()).getDocument('sessions', session.id);
+      await plantDocument(env, session.id, 'this is not json {', stored?.revision ?? null);
+      const reader = await env.openStore();
+      await expectTypedError(reader.store.load(session.id), CorruptDocumentError);
+      // The worker's first append finds no session document: not deleted, quarantined.
+      await expectTypedError(
+        run.append({ type: 'token', data: { text: 'after the quarantine' } }),
+        RunNotActiveError,
+      );
+      const raw = await env.rawAdapter();
+      expect(await raw.listLogs(session.id), 'the journal stays beside the quarantine').toEqual([
+        run.runId,
+      ]);
+      const journal = await raw.readLog(session.id, run.runId, { afterSequence: 0, limit: 10 });
+      expect(journal.records.map((record) => record.sequence)).toEqual([1]);
     },
   );
 
