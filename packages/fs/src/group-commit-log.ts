@@ -3,7 +3,7 @@ import type { AdapterContext } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { holdToken, releaseToken } from './file-lock.js';
 import { writeAllNow } from './file-system.js';
-import { createLogFile, type OpenLog } from './log-file.js';
+import { createLogFile, discardSpare, type OpenLog, syncJournals } from './log-file.js';
 import { encodeLogEntryFrame, type LogEntry } from './records.js';
 
 /**
@@ -98,7 +98,7 @@ export class GroupCommitLog {
       const journals = [...current.journals];
       current.journals.clear();
       try {
-        await this.syncJournals(journals);
+        await syncJournals(this.context, journals);
       } catch (error) {
         // Still covered by this log only: it must not be retired without them.
         for (const journal of journals) current.journals.add(journal);
@@ -283,38 +283,13 @@ export class GroupCommitLog {
   private async retire(log: OpenLog): Promise<void> {
     await Promise.allSettled([...log.flights]);
     await log.handle.close().catch(() => undefined);
-    await this.syncJournals([...log.journals]);
+    await syncJournals(this.context, [...log.journals]);
     if (this.keepLogs !== null) throw this.keepLogs;
     try {
       await this.context.fileSystem.unlink(log.path);
     } catch (error) {
       if (!isNotFound(error)) throw toBackendError(error, `remove ${log.path}`);
     }
-  }
-
-  private async syncJournals(journals: LogSink[]): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      while (next < journals.length) {
-        const journal = journals[next++] as LogSink;
-        await journal.writeUnapplied();
-        await this.context.durability.syncFile(journal.file);
-      }
-    };
-    const workers = Math.min(this.context.options.syncConcurrency, journals.length);
-    await Promise.all(Array.from({ length: workers }, worker));
-  }
-}
-
-/** A prepared log that no entry went to: closed and removed. */
-async function discardSpare(context: AdapterContext, spare: Promise<OpenLog>): Promise<void> {
-  const log = await spare.catch(() => null);
-  if (log === null) return;
-  await log.handle.close().catch(() => undefined);
-  try {
-    await context.fileSystem.unlink(log.path);
-  } catch (error) {
-    if (!isNotFound(error)) throw toBackendError(error, `remove ${log.path}`);
   }
 }
 

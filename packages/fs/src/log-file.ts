@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { currentBootId } from './boot.js';
 import { type AdapterContext, makeDirectory } from './context.js';
+import { isNotFound, toBackendError } from './errors.js';
 import { thisHost } from './file-lock.js';
 import { type FileHandle, writeAll } from './file-system.js';
 import { encodeFrame } from './framing.js';
@@ -74,5 +75,34 @@ export async function createLogFile(
   } catch (error) {
     await handle.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/** Writes and fsyncs every journal a log covers, `syncConcurrency` at a time. */
+export async function syncJournals(context: AdapterContext, journals: LogSink[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < journals.length) {
+      const journal = journals[next++] as LogSink;
+      await journal.writeUnapplied();
+      await context.durability.syncFile(journal.file);
+    }
+  };
+  const workers = Math.min(context.options.syncConcurrency, journals.length);
+  await Promise.all(Array.from({ length: workers }, worker));
+}
+
+/** A prepared log that no entry went to: closed and removed. */
+export async function discardSpare(
+  context: AdapterContext,
+  spare: Promise<OpenLog>,
+): Promise<void> {
+  const log = await spare.catch(() => null);
+  if (log === null) return;
+  await log.handle.close().catch(() => undefined);
+  try {
+    await context.fileSystem.unlink(log.path);
+  } catch (error) {
+    if (!isNotFound(error)) throw toBackendError(error, `remove ${log.path}`);
   }
 }
