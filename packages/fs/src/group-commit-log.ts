@@ -3,7 +3,7 @@ import type { AdapterContext } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { holdToken, releaseToken } from './file-lock.js';
 import { writeAllNow } from './file-system.js';
-import { createLogFile, discardSpare, type OpenLog, syncJournals } from './log-file.js';
+import { closeLog, createLogFile, discardSpare, type OpenLog, syncJournals } from './log-file.js';
 import { encodeLogEntryFrame, type LogEntry } from './records.js';
 
 /**
@@ -180,7 +180,10 @@ export class GroupCommitLog {
   }
 
   private resume(entries: readonly QueuedEntry[]): void {
-    for (const entry of entries) entry.resolve();
+    for (const entry of entries) {
+      entry.resolve();
+      entry.settled?.();
+    }
   }
 
   /**
@@ -207,16 +210,20 @@ export class GroupCommitLog {
     const before = previous === null ? batch : await previous;
     if (this.failure !== null || before === null) {
       const failure = toBackendError(this.failure, 'write the group-commit log');
-      for (const entry of batch) entry.reject(failure);
+      for (const entry of batch) {
+        entry.reject(failure);
+        entry.settled?.();
+      }
       return null;
     }
     return batch;
   }
 
   /**
-   * Takes the batch's place in the log, writes it and starts its fdatasync (`flushed`); the
-   * journals it covers are recorded first, so a retire that starts meanwhile syncs them. A
-   * retire waits for the fdatasync calls in flight on its log before closing it.
+   * Takes the batch's place in the log, writes it and starts its fdatasync (`flushed`) on
+   * the log's handle whose turn it is. The journals it covers are recorded first, and the
+   * batch counts as unsettled until its last append resumes or is rejected: a retire that
+   * starts meanwhile waits for that, then syncs those journals with the batch's frames.
    */
   private async write(batch: QueuedEntry[]): Promise<{ flushed: Promise<void> }> {
     if (this.failure !== null) throw this.failure;
@@ -225,12 +232,19 @@ export class GroupCommitLog {
     const position = log.size;
     log.size += bytes.length;
     for (const entry of batch) log.journals.add(entry.journal);
+    trackUntilSettled(log, batch);
     const written = writeAllNow(log.handle, bytes, position);
     if (written !== undefined) await written;
-    const flushed = log.handle.datasync();
-    log.flights.add(flushed);
-    const settled = () => log.flights.delete(flushed);
-    flushed.then(settled, settled);
+    const sync = log.syncHandles[log.nextSync];
+    log.nextSync = log.nextSync === 0 ? 1 : 0;
+    // Two flushes in flight take the two handles; this wait is a guard, not the usual path.
+    if (sync.flight !== null) await sync.flight.catch(() => undefined);
+    const flushed = sync.handle.datasync();
+    sync.flight = flushed;
+    const done = () => {
+      if (sync.flight === flushed) sync.flight = null;
+    };
+    flushed.then(done, done);
     return { flushed };
   }
 
@@ -281,8 +295,8 @@ export class GroupCommitLog {
   }
 
   private async retire(log: OpenLog): Promise<void> {
-    await Promise.allSettled([...log.flights]);
-    await log.handle.close().catch(() => undefined);
+    await Promise.all([...log.unsettled]);
+    await closeLog(log);
     await syncJournals(this.context, [...log.journals]);
     if (this.keepLogs !== null) throw this.keepLogs;
     try {
@@ -302,4 +316,26 @@ interface QueuedEntry {
   readonly journal: LogSink;
   resolve(): void;
   reject(error: unknown): void;
+  /** Set once written to a log: counts this entry out of the batch's `unsettled`. */
+  settled?: () => void;
+}
+
+/**
+ * Adds the batch to `log.unsettled` until each of its entries called `settled` (after its
+ * resolve or reject, so the journal has the entry's frames before a retire syncs it).
+ */
+function trackUntilSettled(log: OpenLog, batch: QueuedEntry[]): void {
+  let remaining = batch.length;
+  let release!: () => void;
+  const unsettled = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  log.unsettled.add(unsettled);
+  const settled = () => {
+    remaining--;
+    if (remaining > 0) return;
+    log.unsettled.delete(unsettled);
+    release();
+  };
+  for (const entry of batch) entry.settled = settled;
 }

@@ -24,8 +24,26 @@ export interface OpenLog {
   readonly capacity: number;
   /** Journals with entries in this log, written and fsynced before the log is removed. */
   readonly journals: Set<LogSink>;
-  /** Its fdatasync calls in flight: the log is closed only once they settle. */
-  readonly flights: Set<Promise<void>>;
+  /**
+   * Two handles of the file (two opens, not a dup), taking turns for fdatasync, so that no
+   * handle has two in flight: Linux reports a failed write-back once per open file, and of
+   * two concurrent fdatasync calls on one handle, the later one could take the error and
+   * the earlier return success for pages that never reached the disk.
+   */
+  readonly syncHandles: readonly [SyncHandle, SyncHandle];
+  /** Which of `syncHandles` the next fdatasync uses. */
+  nextSync: 0 | 1;
+  /**
+   * Batches written to this log whose appends are not all resumed (or rejected) yet: a
+   * retire waits for them, so the journals it syncs already hold their frames.
+   */
+  readonly unsettled: Set<Promise<void>>;
+}
+
+export interface SyncHandle {
+  readonly handle: FileHandle;
+  /** Its fdatasync in flight, if any. */
+  flight: Promise<void> | null;
 }
 
 /**
@@ -46,6 +64,7 @@ export async function createLogFile(
   await makeDirectory(fileSystem, layout.logDirectory);
   const path = join(layout.logDirectory, `${name}${LOG_SUFFIX}`);
   const handle = await fileSystem.open(path, 'wx');
+  let second: FileHandle | null = null;
   try {
     const header = encodeFrame(
       encodeLogHeader({
@@ -63,6 +82,7 @@ export async function createLogFile(
     await handle.datasync();
     await durability.syncDirectory(layout.logDirectory);
     await durability.ensureLinked(layout.logDirectory, true);
+    second = await fileSystem.open(path, 'r+');
     return {
       path,
       handle,
@@ -70,12 +90,23 @@ export async function createLogFile(
       start: header.length,
       capacity: Math.max(capacity, header.length),
       journals: new Set(),
-      flights: new Set(),
+      syncHandles: [
+        { handle, flight: null },
+        { handle: second, flight: null },
+      ],
+      nextSync: 0,
+      unsettled: new Set(),
     };
   } catch (error) {
     await handle.close().catch(() => undefined);
+    await second?.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Closes both handles of a log (errors ignored: the bytes that count are flushed). */
+export async function closeLog(log: OpenLog): Promise<void> {
+  for (const { handle } of log.syncHandles) await handle.close().catch(() => undefined);
 }
 
 /** Writes and fsyncs every journal a log covers, `syncConcurrency` at a time. */
@@ -99,7 +130,7 @@ export async function discardSpare(
 ): Promise<void> {
   const log = await spare.catch(() => null);
   if (log === null) return;
-  await log.handle.close().catch(() => undefined);
+  await closeLog(log);
   try {
     await context.fileSystem.unlink(log.path);
   } catch (error) {
