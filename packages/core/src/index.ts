@@ -19,6 +19,7 @@ export type {
   StoredDocument,
   WriteOptions,
 } from './adapter.js';
+export { REQUIRED_ADAPTER_PRIMITIVES } from './adapter.js';
 export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './clock.js';
 export { createMessage } from './create-message.js';
 export {

@@ -1,31 +1,14 @@
 import {
   BackendUnavailableError,
+  REQUIRED_ADAPTER_PRIMITIVES,
   type StorageAdapter,
   type StorageAdapterV1,
 } from '@keepsake/core';
 
 /** The primitives of StorageAdapterV1 (everything but the read-only properties). */
 export const ADAPTER_METHODS = [
-  'open',
-  'getDocument',
-  'hasDocument',
-  'putDocument',
-  'deleteDocument',
-  'listDocuments',
-  'quarantineDocument',
-  'listQuarantined',
+  ...REQUIRED_ADAPTER_PRIMITIVES,
   'readQuarantined',
-  'putIndexEntry',
-  'deleteIndexEntry',
-  'replaceIndex',
-  'listIndex',
-  'appendLog',
-  'readLog',
-  'listLogs',
-  'deleteLogs',
-  'deleteLog',
-  'sync',
-  'close',
 ] as const satisfies ReadonlyArray<keyof StorageAdapterV1>;
 
 export type AdapterMethod = (typeof ADAPTER_METHODS)[number];
