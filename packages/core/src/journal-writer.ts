@@ -47,12 +47,12 @@ export class JournalWriter {
     return this.options.sessionId;
   }
 
-  /** Refuses every further append: the session and its journals were deleted (B8). */
   /** Whether this writer found its session deleted (B8): every append is refused. */
   get isDeleted(): boolean {
     return this.deleted;
   }
 
+  /** Refuses every further append: the session and its journals were deleted (B8). */
   markDeleted(): void {
     this.deleted = true;
   }

@@ -203,8 +203,10 @@ export class Run implements RunHandle {
           return outcome;
         } catch (cause) {
           // B8: the journal found the session deleted by another instance (its first record).
+          // The run ends either way; a journal that could not be removed is still reported.
           if (this.journal.isDeleted) {
             this.deletedElsewhere();
+            if (!RunNotActiveError.isInstance(cause)) throw cause;
             return { cancelled: false, reason: 'not-active' };
           }
           if (!RevisionConflictError.isInstance(cause) || attempt + 1 >= MAX_CONFLICT_ATTEMPTS) {

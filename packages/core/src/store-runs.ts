@@ -11,7 +11,7 @@ import type { LockRegistry } from './lock-registry.js';
 import type { ResolvedOptions } from './options.js';
 import { type RecoveryContext, repairPendingTurn } from './recovery.js';
 import { Run } from './run.js';
-import { SessionBusyError } from './run-errors.js';
+import { RunNotActiveError, SessionBusyError } from './run-errors.js';
 import { createJournalWriter, type RefreshOutcome, type RunHost } from './run-host.js';
 import type {
   BeginRunInput,
@@ -175,6 +175,8 @@ export class StoreRuns implements RunHost {
           // B8: deleted by another instance after the refresh above (the cancel was its first record).
           if (writer.isDeleted) {
             this.forgetDeleted(sessionId);
+            // A journal that could not be removed is reported, not swallowed.
+            if (!RunNotActiveError.isInstance(error)) throw error;
             return { cancelled: false, reason: 'no-pending-turn' };
           }
           if (!RevisionConflictError.isInstance(error) || attempt >= MAX_CONFLICT_ATTEMPTS) {
