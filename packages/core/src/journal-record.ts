@@ -15,10 +15,53 @@ export function recordText(record: JournalRecord, dataText: string): string {
 }
 
 /**
+ * Gives a plain object two private fields (the "return override" idiom: a base constructor
+ * that returns another object makes the subclass stamp its fields onto that object), so
+ * the record stays a plain object with nothing extra to see: no symbol, no hidden key.
+ */
+class Stamp {
+  constructor(target: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the point of this class (see above)
+    return target;
+  }
+}
+
+class LazyData extends Stamp {
+  #text: string;
+  #data: Record<string, unknown> | undefined;
+
+  private constructor(target: object, text: string) {
+    super(target);
+    this.#text = text;
+  }
+
+  /** One descriptor, shared by every record: no accessor functions made per record. */
+  static readonly descriptor: PropertyDescriptor = {
+    enumerable: true,
+    configurable: true,
+    get(this: LazyData): Record<string, unknown> {
+      this.#data ??= JSON.parse(this.#text) as Record<string, unknown>;
+      return this.#data;
+    },
+    set(this: LazyData, value: Record<string, unknown>) {
+      this.#data = value;
+    },
+  };
+
+  static attach(target: object, text: string): void {
+    new LazyData(target, text);
+    Object.defineProperty(target, 'data', LazyData.descriptor);
+  }
+}
+
+/**
  * The record an append returns. Its `data` is what was stored, not the caller's object
  * (Dates, undefined…), parsed from the stored text only when first read: streamed events
  * are rarely read back from `append`, and parsing every one showed in profiles (CPU and
- * garbage). An ordinary enumerable property to JSON.stringify, spread and equality.
+ * garbage). An ordinary enumerable accessor, in the same place among the keys as in a
+ * read record, to JSON.stringify, spread and equality. It is defined with a shared
+ * descriptor over private fields: an object literal with its own getter and setter took
+ * about 0.7 µs per streamed event, this about 0.15 µs.
  */
 export function storedRecord(
   sessionId: string,
@@ -29,20 +72,8 @@ export function storedRecord(
   dataText: string,
   at: number,
 ): JournalRecord {
-  let data: Record<string, unknown> | undefined;
-  return {
-    sessionId,
-    runId,
-    sequence,
-    eventId,
-    type,
-    get data(): Record<string, unknown> {
-      data ??= JSON.parse(dataText) as Record<string, unknown>;
-      return data;
-    },
-    set data(value: Record<string, unknown>) {
-      data = value;
-    },
-    at,
-  };
+  const record = { sessionId, runId, sequence, eventId, type } as JournalRecord;
+  LazyData.attach(record, dataText);
+  record.at = at;
+  return record;
 }

@@ -1,4 +1,4 @@
-import type { LogDurability, StorageAdapter } from './adapter.js';
+import type { AppendLogResult, LogDurability, StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { assertValidId, randomId } from './ids.js';
@@ -171,20 +171,17 @@ export class JournalWriter {
       );
       const durability = this.durabilityFor(prepared.type);
       const started = performance.now();
-      const result = await adapter
-        .appendLog(
-          sessionId,
-          runId,
-          [{ sequence: record.sequence, text: recordText(record, prepared.dataText) }],
-          {
-            durability,
-          },
-        )
-        .catch((cause: unknown) => {
-          throw KeepsakeError.isInstance(cause)
-            ? cause
-            : new BackendError(adapter.name, 'append to a journal', { cause });
+      const text = recordText(record, prepared.dataText);
+      let result: AppendLogResult;
+      try {
+        result = await adapter.appendLog(sessionId, runId, [{ sequence: record.sequence, text }], {
+          durability,
         });
+      } catch (cause) {
+        throw KeepsakeError.isInstance(cause)
+          ? cause
+          : new BackendError(adapter.name, 'append to a journal', { cause });
+      }
       if (result.ok) {
         this.seenJournal = true;
         this.lastSequence = record.sequence;

@@ -66,6 +66,10 @@ describe('journal', () => {
     expect(read.records).toEqual([record]);
     expect(JSON.parse(JSON.stringify(record))).toEqual(read.records[0]);
     expect({ ...record }.data).toEqual(stored);
+    // A plain object, its keys in the order of a record read back, nothing hidden.
+    expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
+    expect(Object.keys(record)).toEqual(Object.keys(read.records[0] as JournalRecord));
+    expect(Object.getOwnPropertySymbols(record)).toEqual([]);
     // A caller may replace it, as on any plain record.
     record.data = { replaced: true };
     expect(record.data).toEqual({ replaced: true });

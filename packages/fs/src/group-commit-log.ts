@@ -4,7 +4,6 @@ import { isNotFound, toBackendError } from './errors.js';
 import { holdToken, releaseToken } from './file-lock.js';
 import { writeAllNow } from './file-system.js';
 import { closeLog, createLogFile, discardSpare, type OpenLog, syncJournals } from './log-file.js';
-import { encodeLogEntryFrame, type LogEntry } from './records.js';
 
 /**
  * Logs are preallocated (log-file.ts); a full log is retired (its journals written and
@@ -70,10 +69,13 @@ export class GroupCommitLog {
     return this.failure === null;
   }
 
-  /** Resolves once `entry` is durable in the log; `journal` is synced before the log goes. */
-  commit(entry: LogEntry, journal: LogSink): Promise<void> {
+  /**
+   * Resolves once `logFrame` (a log entry, encodeLogEntryFrame) is durable in the log;
+   * `journal` is synced before the log goes.
+   */
+  commit(logFrame: Uint8Array, journal: LogSink): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ bytes: encodeLogEntryFrame(entry), journal, resolve, reject });
+      this.queue.push({ bytes: logFrame, journal, resolve, reject });
       // pump() always waits a turn before it looks at the queue, so `running` is set before
       // it can end; it is cleared in the same turn as the pump's last look at the queue, so
       // an entry is never queued behind a pump that has already decided to stop.

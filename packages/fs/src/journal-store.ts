@@ -8,8 +8,8 @@ import type { GroupCommitLog } from './group-commit-log.js';
 import { assertSafeId, decodeName } from './id-encoding.js';
 import { parseJournal } from './journal-format.js';
 import { JournalWriter } from './journal-writer.js';
+import { JournalWriters } from './journal-writers.js';
 import { JOURNAL_SUFFIX } from './layout.js';
-import { encodeJournalBatchFrame } from './records.js';
 import { unappliedRecords } from './unapplied-frames.js';
 
 /**
@@ -18,12 +18,10 @@ import { unappliedRecords } from './unapplied-frames.js';
  * lock: a batch being written shows up as a torn tail and is ignored, and batches durable in
  * the group-commit log but not yet in the file are added from this process's memory.
  */
-const IDLE_WRITERS_KEPT = 1024;
-
 export class JournalStore {
   private readonly context: AdapterContext;
   private readonly log: GroupCommitLog;
-  private readonly writers = new Map<string, JournalWriter>();
+  private readonly writers = new JournalWriters();
   private readonly deadLogs: DeadLogWatch;
 
   constructor(context: AdapterContext, log: GroupCommitLog) {
@@ -38,19 +36,13 @@ export class JournalStore {
     records: LogRecordInput[],
     durability: LogDurability,
   ): Promise<AppendLogResult> {
-    assertSafeId(sessionId, 'session');
-    assertSafeId(runId, 'run');
+    // A writer exists only for valid ids: a streamed event skips the id checks.
+    const writer = this.writers.get(sessionId, runId) ?? this.newWriter(sessionId, runId);
     assertRecords(records);
     if (durability !== 'none' && durability !== 'group' && durability !== 'each') {
       throw new InvalidInputError(`fs adapter: unknown journal durability ${String(durability)}`);
     }
-    const frame = encodeJournalBatchFrame(records);
-    return this.writerFor(sessionId, runId).append({
-      firstSequence: (records[0] as LogRecordInput).sequence,
-      lastSequence: (records.at(-1) as LogRecordInput).sequence,
-      frame,
-      durability,
-    });
+    return writer.append(records, durability);
   }
 
   async read(
@@ -118,7 +110,7 @@ export class JournalStore {
     const { locks, fileSystem, layout } = this.context;
     const paths = layout.journal(sessionId, runId);
     // This process's writer lets go of the journal; another process's is asked to (signal).
-    await this.writers.get(writerKey(sessionId, runId))?.release();
+    await this.writers.get(sessionId, runId)?.release();
     await locks.withLock(
       paths.lock,
       () => makeDirectory(fileSystem, paths.directory),
@@ -128,7 +120,7 @@ export class JournalStore {
         } catch (error) {
           if (!isNotFound(error)) throw toBackendError(error, `remove journal ${paths.file}`);
         }
-        this.writers.get(writerKey(sessionId, runId))?.forget();
+        this.writers.get(sessionId, runId)?.forget();
       },
       true,
     );
@@ -162,35 +154,24 @@ export class JournalStore {
 
   /** Resolves once every queued append has been written and every journal let go (close). */
   async drain(): Promise<void> {
-    const released = await Promise.allSettled(
-      [...this.writers.values()].map((writer) => writer.release()),
-    );
+    const released = await Promise.allSettled(this.writers.all().map((writer) => writer.release()));
     const failed = released.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
-  private writerFor(sessionId: string, runId: string): JournalWriter {
-    // Keyed by the ids (which never hold a `/`), so a streamed event computes no paths.
-    const key = writerKey(sessionId, runId);
-    let writer = this.writers.get(key);
-    // No reordering per event: past the cap, idle writers go oldest first. An idle writer
-    // holds no lock and no file, only what it knows of the tail (re-read when needed).
-    if (writer) return writer;
+  private newWriter(sessionId: string, runId: string): JournalWriter {
+    assertSafeId(sessionId, 'session');
+    assertSafeId(runId, 'run');
     const paths = this.context.layout.journal(sessionId, runId);
-    writer = new JournalWriter(this.context, { sessionId, runId, paths }, this.log, this.deadLogs);
-    this.writers.set(key, writer);
-    if (this.writers.size > IDLE_WRITERS_KEPT) {
-      for (const [key, candidate] of this.writers) {
-        if (this.writers.size <= IDLE_WRITERS_KEPT) break;
-        if (candidate.isIdle) this.writers.delete(key);
-      }
-    }
+    const writer = new JournalWriter(
+      this.context,
+      { sessionId, runId, paths },
+      this.log,
+      this.deadLogs,
+    );
+    this.writers.add(sessionId, runId, writer);
     return writer;
   }
-}
-
-function writerKey(sessionId: string, runId: string): string {
-  return `${sessionId}/${runId}`;
 }
 
 function assertRecords(records: LogRecordInput[]): void {

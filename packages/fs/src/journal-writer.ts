@@ -1,14 +1,19 @@
-import type { AppendLogResult, LogDurability } from '@keepsake/core';
+import type { AppendLogResult, LogDurability, LogRecordInput } from '@keepsake/core';
 import type { AdapterContext } from './context.js';
 import type { DeadLogWatch } from './dead-log-watch.js';
 import { toBackendError } from './errors.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { type ApplyTarget, JournalApplier } from './journal-applier.js';
-import { type PendingAppend, type QueuedAppend, takeBatch } from './journal-batch.js';
+import { type QueuedAppend, takeBatch } from './journal-batch.js';
 import { appendToJournalFile } from './journal-file-append.js';
 import { type HeldJournal, IDLE_MS, lockCheckDue, MAX_HOLD_MS, takeHold } from './journal-hold.js';
 import { fileHolds, type KnownTail } from './journal-tail.js';
 import type { JournalPaths } from './layout.js';
+import {
+  encodeJournalBatchFrame,
+  encodeLogEntryFrame,
+  encodeLogEntryWithBatch,
+} from './records.js';
 import { UnappliedFrames } from './unapplied-frames.js';
 
 const APPENDED: AppendLogResult = Object.freeze({ ok: true });
@@ -73,20 +78,23 @@ export class JournalWriter {
     return this.running === null && this.queue.length === 0 && this.held === null;
   }
 
-  append(append: PendingAppend): Promise<AppendLogResult> {
+  append(records: readonly LogRecordInput[], durability: LogDurability): Promise<AppendLogResult> {
+    const firstSequence = (records[0] as LogRecordInput).sequence;
+    const lastSequence = (records.at(-1) as LogRecordInput).sequence;
     const held = this.held;
     if (
       held !== null &&
       this.running === null &&
       this.queue.length === 0 &&
-      append.durability === 'group' &&
+      durability === 'group' &&
       this.canGoThroughLog(held, held.tail, held.tail.size) &&
       !lockCheckDue(held, Date.now())
     ) {
-      return this.appendThroughLog(held, append);
+      return this.appendThroughLog(held, records, firstSequence, lastSequence);
     }
+    const frame = encodeJournalBatchFrame(records);
     return new Promise<AppendLogResult>((resolve, reject) => {
-      this.queue.push({ ...append, resolve, reject });
+      this.queue.push({ firstSequence, lastSequence, frame, durability, resolve, reject });
       this.kick();
     });
   }
@@ -95,20 +103,29 @@ export class JournalWriter {
    * The streaming fast path: a `group` append with nothing queued or running, on a journal
    * held and covered up to its tail, is the batch `writeBatch` would make of it, minus the
    * queue, the pump and their promises (a stream awaits each append, so at 100 streams
-   * this is nearly every event). `running` stays set until the log has it, as for a batch.
+   * this is nearly every event). Its journal frame is made inside its log entry, in one
+   * allocation. `running` stays set until the log has it, as for a batch.
    */
-  private appendThroughLog(held: HeldJournal, append: PendingAppend): Promise<AppendLogResult> {
+  private appendThroughLog(
+    held: HeldJournal,
+    records: readonly LogRecordInput[],
+    firstSequence: number,
+    lastSequence: number,
+  ): Promise<AppendLogResult> {
     const tail = held.tail;
-    if (append.firstSequence !== tail.lastSequence + 1) {
+    if (firstSequence !== tail.lastSequence + 1) {
       return Promise.resolve({ ok: false, lastSequence: tail.lastSequence });
     }
     const { sessionId, runId } = this.identity;
     const nonce = tail.nonce as string;
-    const frame = append.frame;
-    const committed = this.log.commit({ nonce, sessionId, runId, frames: frame }, this).then(
+    const { logFrame, journalFrame: frame } = encodeLogEntryWithBatch(
+      { nonce, sessionId, runId },
+      records,
+    );
+    const committed = this.log.commit(logFrame, this).then(
       () => {
         const size = tail.size + frame.length;
-        const next = { ...tail, lastSequence: append.lastSequence, size, covered: size };
+        const next = { ...tail, lastSequence, size, covered: size };
         held.unapplied ??= new UnappliedFrames(this.context.fileSystem, this.file, nonce);
         held.unapplied.add(frame);
         held.tail = next;
@@ -349,7 +366,7 @@ export class JournalWriter {
       const { sessionId, runId } = this.identity;
       const nonce = tail.nonce as string;
       // A failed log write rejects here, before anything counts as appended.
-      await this.log.commit({ nonce, sessionId, runId, frames: joined }, this);
+      await this.log.commit(encodeLogEntryFrame({ nonce, sessionId, runId, frames: joined }), this);
       held.unapplied ??= new UnappliedFrames(fileSystem, paths.file, nonce);
       held.unapplied.add(joined);
       tail.size = start + joined.length;

@@ -1,5 +1,5 @@
 import type { LogRecordInput } from '@keepsake/core';
-import { framed } from './framing.js';
+import { FRAME_HEADER_BYTES, framed, framedAt } from './framing.js';
 
 /**
  * Payloads carried inside frames (see framing.ts). The first byte says what a payload is,
@@ -48,17 +48,28 @@ export interface LogEntry {
 
 /** A log entry, framed (framing.ts) in one allocation. */
 export function encodeLogEntryFrame(entry: LogEntry): Uint8Array {
-  const sessionBytes = Buffer.byteLength(entry.sessionId, 'utf8');
-  const runBytes = Buffer.byteLength(entry.runId, 'utf8');
-  const size = 1 + NONCE_BYTES + 4 + sessionBytes + runBytes + entry.frames.length;
+  const frames = entry.frames;
+  return framedLogEntry(entry, frames.length, (frame, at) => frame.set(frames, at));
+}
+
+/** A framed log entry whose `framesBytes` of journal frames `fill` writes in place at `at`. */
+function framedLogEntry(
+  identity: Omit<LogEntry, 'frames'>,
+  framesBytes: number,
+  fill: (frame: Buffer, at: number) => void,
+): Buffer {
+  const { nonce, sessionId, runId } = identity;
+  const sessionBytes = Buffer.byteLength(sessionId, 'utf8');
+  const runBytes = Buffer.byteLength(runId, 'utf8');
+  const size = 1 + NONCE_BYTES + 4 + sessionBytes + runBytes + framesBytes;
   return framed(size, (frame, at) => {
     let offset = frame.writeUInt8(LOG_ENTRY, at);
-    offset += frame.write(entry.nonce, offset, NONCE_BYTES, 'hex');
+    offset += frame.write(nonce, offset, NONCE_BYTES, 'hex');
     offset = frame.writeUInt16LE(sessionBytes, offset);
-    offset += frame.write(entry.sessionId, offset, sessionBytes, 'utf8');
+    offset += frame.write(sessionId, offset, sessionBytes, 'utf8');
     offset = frame.writeUInt16LE(runBytes, offset);
-    offset += frame.write(entry.runId, offset, runBytes, 'utf8');
-    frame.set(entry.frames, offset);
+    offset += frame.write(runId, offset, runBytes, 'utf8');
+    fill(frame, offset);
   });
 }
 
@@ -102,20 +113,62 @@ export function decodeLogHeader(payload: Uint8Array): unknown {
 
 /** One `appendLog` call's records as a journal batch, framed (framing.ts) in one allocation. */
 export function encodeJournalBatchFrame(records: readonly LogRecordInput[]): Uint8Array {
-  const lengths = records.map((record) => Buffer.byteLength(record.text, 'utf8'));
-  const size = 5 + lengths.reduce((total, length) => total + 12 + length, 0);
-  return framed(size, (frame, at) => {
-    frame.writeUInt8(JOURNAL_BATCH, at);
-    frame.writeUInt32LE(records.length, at + 1);
-    let offset = at + 5;
-    records.forEach((record, index) => {
-      const length = lengths[index] as number;
-      frame.writeDoubleLE(record.sequence, offset);
-      frame.writeUInt32LE(length, offset + 8);
-      frame.write(record.text, offset + 12, length, 'utf8');
-      offset += 12 + length;
-    });
+  const lengths = textLengths(records);
+  return framed(journalBatchBytes(lengths), (frame, at) =>
+    writeJournalBatch(frame, at, records, lengths),
+  );
+}
+
+/**
+ * A log entry (see encodeLogEntryFrame) whose journal frames are one journal batch of
+ * `records`, framed twice in one allocation: the streamed event's path, which would
+ * otherwise frame the batch, then copy it into a second frame. `journalFrame` is the
+ * journal batch frame inside `logFrame`, exactly as encodeJournalBatchFrame makes it.
+ */
+export function encodeLogEntryWithBatch(
+  identity: Omit<LogEntry, 'frames'>,
+  records: readonly LogRecordInput[],
+): { logFrame: Uint8Array; journalFrame: Uint8Array } {
+  const lengths = textLengths(records);
+  const batchBytes = journalBatchBytes(lengths);
+  let journalFrame: Uint8Array | null = null;
+  const logFrame = framedLogEntry(identity, FRAME_HEADER_BYTES + batchBytes, (frame, at) => {
+    journalFrame = framedAt(frame, at, batchBytes, (inner, payloadAt) =>
+      writeJournalBatch(inner, payloadAt, records, lengths),
+    );
   });
+  return { logFrame, journalFrame: journalFrame as unknown as Uint8Array };
+}
+
+function textLengths(records: readonly LogRecordInput[]): number[] {
+  const lengths: number[] = [];
+  for (const record of records) lengths.push(Buffer.byteLength(record.text, 'utf8'));
+  return lengths;
+}
+
+function journalBatchBytes(lengths: readonly number[]): number {
+  let size = 5;
+  for (const length of lengths) size += 12 + length;
+  return size;
+}
+
+function writeJournalBatch(
+  frame: Buffer,
+  at: number,
+  records: readonly LogRecordInput[],
+  lengths: readonly number[],
+): void {
+  frame.writeUInt8(JOURNAL_BATCH, at);
+  frame.writeUInt32LE(records.length, at + 1);
+  let offset = at + 5;
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index] as LogRecordInput;
+    const length = lengths[index] as number;
+    frame.writeDoubleLE(record.sequence, offset);
+    frame.writeUInt32LE(length, offset + 8);
+    frame.write(record.text, offset + 12, length, 'utf8');
+    offset += 12 + length;
+  }
 }
 
 /** The records of a batch payload, or null when the payload is not a journal batch. */
