@@ -13,6 +13,8 @@ import { BackendError } from './storage-errors.js';
 import type { JournalDurabilityPolicy } from './store-options.js';
 import { isFinalState, isTerminalEvent, nextTerminalState } from './terminal-state.js';
 
+function noop(): void {}
+
 /** The event types, for a check on every streamed event that allocates nothing. */
 const EVENT_TYPES: ReadonlySet<string> = new Set(journalEventTypeSchema.options);
 
@@ -34,8 +36,12 @@ export interface JournalWriterOptions {
 export class JournalWriter {
   private lastSequence: number | null = null;
   private state: RunTerminalState | null = null;
-  private queue: Promise<unknown> = Promise.resolve();
-  /** Appends and moves queued or in flight: at 0 an append starts at once, unchained. */
+  /** The last append or move started; later ones run after it settles (it may reject). */
+  private last: Promise<unknown> = Promise.resolve();
+  /**
+   * Appends and moves queued or in flight: at 0 an append starts at once, unchained. Each
+   * counts itself out as it ends (`finally` in write and moveTo): no promise per event.
+   */
   private busy = 0;
   /** Set once this writer saw its journal exist; a journal that then vanishes was deleted (B8). */
   private seenJournal = false;
@@ -63,24 +69,31 @@ export class JournalWriter {
    * under the new id. The old copy stays with the parent document.
    */
   moveTo(newSessionId: string): Promise<void> {
-    const result = this.queue.then(async () => {
-      const { adapter, runId } = this.options;
-      const journal = await readWholeJournal(adapter, this.options.sessionId, runId);
-      const records = journal.records.map((record) => ({
-        sequence: record.sequence,
-        text: JSON.stringify({ ...record, sessionId: newSessionId }),
-      }));
-      if (records.length > 0) {
-        const copied = await adapter.appendLog(newSessionId, runId, records, {
-          durability: 'group',
-        });
-        if (!copied.ok) throw new JournalConflictError(runId, 1, copied.lastSequence);
+    const move = async () => {
+      try {
+        await this.move(newSessionId);
+      } finally {
+        this.busy--;
       }
-      this.options.sessionId = newSessionId;
-      this.lastSequence = null;
-    });
-    this.track(result);
-    return result;
+    };
+    return this.enqueue(move);
+  }
+
+  private async move(newSessionId: string): Promise<void> {
+    const { adapter, runId } = this.options;
+    const journal = await readWholeJournal(adapter, this.options.sessionId, runId);
+    const records = journal.records.map((record) => ({
+      sequence: record.sequence,
+      text: JSON.stringify({ ...record, sessionId: newSessionId }),
+    }));
+    if (records.length > 0) {
+      const copied = await adapter.appendLog(newSessionId, runId, records, {
+        durability: 'group',
+      });
+      if (!copied.ok) throw new JournalConflictError(runId, 1, copied.lastSequence);
+    }
+    this.options.sessionId = newSessionId;
+    this.lastSequence = null;
   }
 
   get terminalState(): RunTerminalState | null {
@@ -89,7 +102,7 @@ export class JournalWriter {
 
   /** Resolves once every append queued so far has settled. */
   async idle(): Promise<void> {
-    await this.queue;
+    await this.last.then(noop, noop);
   }
 
   append(input: JournalEventInput): Promise<JournalRecord> {
@@ -99,20 +112,20 @@ export class JournalWriter {
     } catch (error) {
       return Promise.reject(error);
     }
-    // A stream awaits each append, so nothing is usually in flight: start at once.
-    const result =
-      this.busy === 0 ? this.write(prepared) : this.queue.then(() => this.write(prepared));
-    this.track(result);
-    return result;
+    return this.enqueue(() => this.write(prepared));
   }
 
-  /** Later appends and moves wait for `operation`; `busy` counts it until it settles. */
-  private track(operation: Promise<unknown>): void {
+  /**
+   * Starts `operation` after every earlier append and move has settled, whatever their
+   * outcome; at once when none is pending (a stream awaits each append, so usually). The
+   * operation must count itself out of `busy` when it ends.
+   */
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    // Counted before it starts: an operation may end (and count itself out) synchronously.
     this.busy++;
-    const settled = () => {
-      this.busy--;
-    };
-    this.queue = operation.then(settled, settled);
+    const result = this.busy === 1 ? operation() : this.last.then(operation, operation);
+    this.last = result;
+    return result;
   }
 
   private prepare(input: JournalEventInput) {
@@ -153,48 +166,58 @@ export class JournalWriter {
     dataText: string;
   }): Promise<JournalRecord> {
     const { adapter, sessionId, runId } = this.options;
-    for (let attempt = 0; ; attempt++) {
-      if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
-      if (this.lastSequence === null) await this.refresh();
-      if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
-      if (isFinalState(this.state) && prepared.type !== 'stream_end') {
-        throw new JournalSealedError(runId, this.state!);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
+        if (this.lastSequence === null) await this.refresh();
+        if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
+        if (isFinalState(this.state) && prepared.type !== 'stream_end') {
+          throw new JournalSealedError(runId, this.state!);
+        }
+        const record = storedRecord(
+          sessionId,
+          runId,
+          this.lastSequence! + 1,
+          prepared.eventId,
+          prepared.type,
+          prepared.dataText,
+          this.options.clock.now(),
+        );
+        const durability = this.durabilityFor(prepared.type);
+        const started = performance.now();
+        const text = recordText(record, prepared.dataText);
+        let result: AppendLogResult;
+        try {
+          result = await adapter.appendLog(
+            sessionId,
+            runId,
+            [{ sequence: record.sequence, text }],
+            {
+              durability,
+            },
+          );
+        } catch (cause) {
+          throw KeepsakeError.isInstance(cause)
+            ? cause
+            : new BackendError(adapter.name, 'append to a journal', { cause });
+        }
+        if (result.ok) {
+          this.seenJournal = true;
+          this.lastSequence = record.sequence;
+          this.state = nextTerminalState(this.state, record.type);
+          // B8: the first record created the journal. Had another instance deleted the session
+          // since this run began, that journal would outlive it: take it back and refuse.
+          if (record.sequence === 1) await this.refuseIfSessionDeleted();
+          this.options.onAppend?.(sessionId, performance.now() - started, durability !== 'none');
+          return record;
+        }
+        // Another writer took this sequence: learn the tail (and its seal) and go again.
+        this.lastSequence = null;
+        if (attempt >= 8)
+          throw new JournalConflictError(runId, record.sequence, result.lastSequence);
       }
-      const record = storedRecord(
-        sessionId,
-        runId,
-        this.lastSequence! + 1,
-        prepared.eventId,
-        prepared.type,
-        prepared.dataText,
-        this.options.clock.now(),
-      );
-      const durability = this.durabilityFor(prepared.type);
-      const started = performance.now();
-      const text = recordText(record, prepared.dataText);
-      let result: AppendLogResult;
-      try {
-        result = await adapter.appendLog(sessionId, runId, [{ sequence: record.sequence, text }], {
-          durability,
-        });
-      } catch (cause) {
-        throw KeepsakeError.isInstance(cause)
-          ? cause
-          : new BackendError(adapter.name, 'append to a journal', { cause });
-      }
-      if (result.ok) {
-        this.seenJournal = true;
-        this.lastSequence = record.sequence;
-        this.state = nextTerminalState(this.state, record.type);
-        // B8: the first record created the journal. Had another instance deleted the session
-        // since this run began, that journal would outlive it: take it back and refuse.
-        if (record.sequence === 1) await this.refuseIfSessionDeleted();
-        this.options.onAppend?.(sessionId, performance.now() - started, durability !== 'none');
-        return record;
-      }
-      // Another writer took this sequence: learn the tail (and its seal) and go again.
-      this.lastSequence = null;
-      if (attempt >= 8) throw new JournalConflictError(runId, record.sequence, result.lastSequence);
+    } finally {
+      this.busy--;
     }
   }
 

@@ -206,4 +206,37 @@ describe('journal', () => {
       RunNotActiveError.isInstance,
     );
   });
+
+  it('E2: a queued append that fails holds up nothing: the next ones go on in order (fault injection)', async () => {
+    const adapter = await adapterWithSession();
+    let failNext = false;
+    const failing = Object.assign(Object.create(adapter) as typeof adapter, {
+      appendLog: (...args: Parameters<typeof adapter.appendLog>) => {
+        if (!failNext) return adapter.appendLog(...args);
+        failNext = false;
+        return Promise.reject(new Error('injected: write failed'));
+      },
+    });
+    const journal = writer(failing);
+    await journal.append({ type: 'token', data: { text: 'first' } });
+    failNext = true;
+    const appends = ['a', 'b', 'c'].map((text) =>
+      journal.append({ type: 'token', data: { text } }),
+    );
+    const settled = await Promise.allSettled(appends);
+    expect(settled.map((result) => result.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(BackendError.isInstance((settled[0] as PromiseRejectedResult).reason)).toBe(true);
+    expect(
+      settled
+        .slice(1)
+        .map((result) => (result as PromiseFulfilledResult<JournalRecord>).value.sequence),
+    ).toEqual([2, 3]);
+    await journal.idle();
+    const read = await readJournal(adapter, 'session-1', 'run-1');
+    expect(read.records.map((record) => record.data)).toEqual([
+      { text: 'first' },
+      { text: 'b' },
+      { text: 'c' },
+    ]);
+  });
 });

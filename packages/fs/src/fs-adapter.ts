@@ -23,7 +23,7 @@ import { writeFileAtomic } from './atomic-write.js';
 import { type AdapterContext, makeDirectory } from './context.js';
 import { DocumentStore } from './document-store.js';
 import { Durability } from './durability.js';
-import { ADAPTER_NAME, backendCall } from './errors.js';
+import { ADAPTER_NAME, backendCall, toBackendError } from './errors.js';
 import { FileLocks } from './file-lock.js';
 import { GroupCommitLog } from './group-commit-log.js';
 import { IndexStore } from './index-store.js';
@@ -77,10 +77,12 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
 
   /** Every call: refused once closed, and any untyped failure becomes a BackendError. */
   function call<T>(operation: string, action: () => Promise<T>): Promise<T> {
-    if (closed) {
-      return Promise.reject(new BackendError(ADAPTER_NAME, `${operation}: the adapter is closed`));
-    }
+    if (closed) return Promise.reject(closedError(operation));
     return backendCall(operation, action);
+  }
+
+  function closedError(operation: string): BackendError {
+    return new BackendError(ADAPTER_NAME, `${operation}: the adapter is closed`);
   }
 
   return {
@@ -139,10 +141,17 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
       runId: string,
       records: LogRecordInput[],
       logOptions: { durability: LogDurability },
-    ): Promise<AppendLogResult> =>
-      call(`append to journal ${sessionId}/${runId}`, () =>
-        journals.append(sessionId, runId, records, logOptions.durability),
-      ),
+    ): Promise<AppendLogResult> => {
+      // Every streamed event comes this way, so not through `call` and its async wrapper:
+      // the journal store rejects only with typed errors; what it throws is typed here.
+      const operation = () => `append to journal ${sessionId}/${runId}`;
+      if (closed) return Promise.reject(closedError(operation()));
+      try {
+        return journals.append(sessionId, runId, records, logOptions.durability);
+      } catch (error) {
+        return Promise.reject(toBackendError(error, operation()));
+      }
+    },
     readLog: (
       sessionId: string,
       runId: string,

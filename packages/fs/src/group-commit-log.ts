@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AdapterContext } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { holdToken, releaseToken } from './file-lock.js';
-import { writeAllNow } from './file-system.js';
+import { writeAllBuffersNow } from './file-system.js';
 import { closeLog, createLogFile, discardSpare, type OpenLog, syncJournals } from './log-file.js';
 
 /**
@@ -229,13 +229,15 @@ export class GroupCommitLog {
    */
   private async write(batch: QueuedEntry[]): Promise<{ flushed: Promise<void> }> {
     if (this.failure !== null) throw this.failure;
-    const bytes = Buffer.concat(batch.map((entry) => entry.bytes));
-    const log = await this.logFor(bytes.length);
+    const buffers = batch.map((entry) => entry.bytes);
+    let length = 0;
+    for (const buffer of buffers) length += buffer.length;
+    const log = await this.logFor(length);
     const position = log.size;
-    log.size += bytes.length;
+    log.size += length;
     for (const entry of batch) log.journals.add(entry.journal);
     trackUntilSettled(log, batch);
-    const written = writeAllNow(log.handle, bytes, position);
+    const written = writeAllBuffersNow(log.handle, buffers, position);
     if (written !== undefined) await written;
     const sync = log.syncHandles[log.nextSync];
     log.nextSync = log.nextSync === 0 ? 1 : 0;

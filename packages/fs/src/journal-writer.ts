@@ -56,7 +56,7 @@ export class JournalWriter {
   private readonly log: GroupCommitLog;
   private readonly deadLogs: DeadLogWatch;
   private queue: QueuedAppend[] = [];
-  private running: Promise<void> | null = null;
+  private running: Promise<unknown> | null = null;
   private tail: KnownTail | null = null;
   private held: HeldJournal | null = null;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
@@ -144,7 +144,8 @@ export class JournalWriter {
         throw toBackendError(error, `append to journal ${this.identity.paths.file}`);
       },
     );
-    this.running = committed.then(noop, noop);
+    // Awaited only by release(), which ignores its outcome (the caller has it).
+    this.running = committed;
     return committed;
   }
 
@@ -156,7 +157,7 @@ export class JournalWriter {
   /** Waits for queued appends, then lets go of the journal (close, delete). */
   async release(): Promise<void> {
     for (;;) {
-      while (this.running) await this.running;
+      while (this.running) await this.running.then(noop, noop);
       if (this.queue.length > 0) {
         this.kick();
         continue;

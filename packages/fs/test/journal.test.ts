@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BackendError, InvalidInputError } from '@keepsake/core';
+import { BackendError, InvalidIdError, InvalidInputError } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
 import { encodeId, fsAdapter, nodeFileSystem } from '../src/index.js';
 import { countingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
@@ -37,6 +37,27 @@ describe('journals', () => {
     });
     await expect(adapter.appendLog('s', 'r', [record(5), record(7)], group)).rejects.toSatisfy(
       InvalidInputError.isInstance,
+    );
+  });
+
+  it('A1: appendLog rejects bad ids and a closed adapter with typed errors, also once a writer exists', async () => {
+    const adapter = await openAdapter();
+    const group = { durability: 'group' } as const;
+    expect(await adapter.appendLog('a', 'b', [record(1)], group)).toEqual({ ok: true });
+    // A writer for (a, b) exists: ids that would spell its key still fail their check.
+    for (const [sessionId, runId] of [
+      ['a/b', 'c'],
+      ['a', 'b/c'],
+      ['', 'a'],
+      ['a', '..'],
+    ] as const) {
+      const appended = adapter.appendLog(sessionId, runId, [record(1)], group);
+      await expect(appended).rejects.toSatisfy(InvalidIdError.isInstance);
+    }
+    expect(await adapter.appendLog('a', 'b', [record(2)], group)).toEqual({ ok: true });
+    await adapter.close();
+    await expect(adapter.appendLog('a', 'b', [record(3)], group)).rejects.toSatisfy(
+      (error: unknown) => BackendError.isInstance(error) && /closed/.test(String(error)),
     );
   });
 
