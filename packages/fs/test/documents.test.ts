@@ -217,6 +217,30 @@ describe('documents', () => {
     });
   });
 
+  it('E3: a delta append whose write or flush fails is refused and cut off; the next one lands (fault injection)', async () => {
+    const { adapter, disk } = await openSimulated();
+    await adapter.putDocument('sessions', 's', full(1, '"base"'), create);
+    const durable = (expectedRevision: number) => ({ expectedRevision, durable: true });
+    await adapter.putDocument('sessions', 's', delta(2, '"d2"'), durable(1));
+    for (const operation of ['write', 'datasync'] as const) {
+      disk.inject({ operation, path: '/sessions/s=/deltas', code: 'EIO', times: 1 });
+      await expect(
+        adapter.putDocument('sessions', 's', delta(3, '"lost"'), durable(2)),
+      ).rejects.toSatisfy(BackendError.isInstance);
+      expect(await adapter.getDocument('sessions', 's')).toEqual({
+        revision: 2,
+        base: '"base"',
+        deltas: ['"d2"'],
+      });
+    }
+    await adapter.putDocument('sessions', 's', delta(3, '"d3"'), durable(2));
+    expect(await adapter.getDocument('sessions', 's')).toEqual({
+      revision: 3,
+      base: '"base"',
+      deltas: ['"d2"', '"d3"'],
+    });
+  });
+
   it('A2: a base that fails its checksum is returned as text that does not parse, never as absent', async () => {
     const adapter = await openAdapter();
     await adapter.putDocument('sessions', 's', full(1, '{"title":"ok"}'), create);
