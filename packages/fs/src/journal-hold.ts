@@ -6,8 +6,14 @@ import { type KnownTail, openJournalTail } from './journal-tail.js';
 import type { JournalPaths } from './layout.js';
 import type { UnappliedFrames } from './unapplied-frames.js';
 
-/** How long an idle writer keeps its journal's lock. */
-export const IDLE_MS = 20;
+/**
+ * How long an idle writer keeps its journal's lock: longer than the gaps between a model's
+ * tokens (10–100 ms), so a stream does not take and drop the lock around every event (with
+ * 20 ms, 100 streams at one token per 25 ms spent about 3× the CPU per append and waited
+ * about 10× longer for each), and no longer than another writer may wait for a busy one
+ * (WAIT_CHECK_MS): an idle writer looks for no wait mark, it lets go by then.
+ */
+export const IDLE_MS = 250;
 /** How often a busy writer looks for a wait mark: the longest another writer waits. */
 const WAIT_CHECK_MS = 250;
 /** A writer lets go at least this often, so its lock never looks stale to another host. */

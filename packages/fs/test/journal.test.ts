@@ -294,6 +294,29 @@ describe('journals', () => {
     }
   });
 
+  it('E2: a stream keeps its journal across a gap between tokens, and lets go once idle', async () => {
+    const { adapter, disk } = await openSimulated();
+    const group = { durability: 'group' } as const;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    await adapter.appendLog('s', 'r', [record(1)], group);
+    await adapter.appendLog('s', 'r', [record(2)], group);
+    // Taking the journal again is a lock file (a symlink) and an open of the journal.
+    const lockCalls = () => disk.counts.symlink + disk.counts.open;
+    const held = lockCalls();
+    // 40 ms: a gap between two tokens of a slow model. The lock and the open file stay.
+    await sleep(40);
+    await adapter.appendLog('s', 'r', [record(3)], group);
+    expect(lockCalls()).toBe(held);
+    // Idle past the hold: the lock is let go, and the next append takes it again.
+    await sleep(600);
+    const released = lockCalls();
+    await adapter.appendLog('s', 'r', [record(4)], group);
+    expect(lockCalls()).toBeGreaterThan(released);
+    expect((await adapter.readLog('s', 'r', { afterSequence: 0, limit: 10 })).records).toEqual(
+      records(1, 4),
+    );
+  });
+
   it('E2: a streamed append whose log flush fails is rejected and not counted; the journal takes over', async () => {
     const { adapter, disk } = await openSimulated();
     await adapter.appendLog('s', 'r', [record(1)], { durability: 'group' });
