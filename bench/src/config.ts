@@ -25,6 +25,12 @@ export interface BenchConfig {
     readonly maximumPerStream: number;
     readonly eventBytes: number;
   };
+  readonly pacedStreams: {
+    readonly streams: number;
+    readonly tokensPerStream: number;
+    /** Mean gap between two tokens of a stream: about 40 tokens per second. */
+    readonly gapMs: number;
+  };
   readonly flushAll: {
     readonly sessions: number;
     readonly messagesPerSession: number;
@@ -71,6 +77,11 @@ export function benchConfig(mode: 'quick' | 'full'): BenchConfig {
       appendsPerTrial: quick ? 3_000 : 20_000,
       maximumPerStream: quick ? 300 : 2_000,
       eventBytes: 1024,
+    },
+    pacedStreams: {
+      streams: 100,
+      tokensPerStream: quick ? 15 : 40,
+      gapMs: 25,
     },
     flushAll: {
       sessions: quick ? 500 : 1_000,

@@ -2,6 +2,7 @@ import { durableSaveSection } from './fs/durable-save.js';
 import { flushAllSection } from './fs/flush-all.js';
 import { journalAppendSection } from './fs/journal-append.js';
 import { memorySection } from './fs/memory.js';
+import { pacedStreamsSection } from './fs/paced-streams.js';
 import { recoverySection } from './fs/recovery.js';
 import type { Section } from './section.js';
 
@@ -13,6 +14,7 @@ import type { Section } from './section.js';
 export const sections: readonly Section[] = [
   durableSaveSection,
   journalAppendSection,
+  pacedStreamsSection,
   flushAllSection,
   recoverySection,
   memorySection,
