@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeFrames, encodeFrame, lengthChecksum } from '../src/framing.js';
 import {
+  decodeJournalBatch,
   decodeLogEntry,
   encodeJournalBatchFrame,
   encodeLogEntryFrame,
@@ -18,7 +19,16 @@ function lengthBytes(length: number): Uint8Array {
 const records = fc
   .tuple(
     fc.integer({ min: 1, max: 1_000_000 }),
-    fc.array(fc.string({ unit: 'grapheme', maxLength: 300 }), { minLength: 1, maxLength: 4 }),
+    fc.array(
+      fc.oneof(
+        fc.string({ unit: 'grapheme', maxLength: 300 }),
+        // Any UTF-16 units, lone surrogates included (UTF-8 gets U+FFFD for those).
+        fc.string({ unit: 'binary', maxLength: 300 }),
+        // Long texts too.
+        fc.string({ unit: 'grapheme-ascii', minLength: 22_000, maxLength: 30_000 }),
+      ),
+      { minLength: 1, maxLength: 4 },
+    ),
   )
   .map(([first, texts]) => texts.map((text, index) => ({ sequence: first + index, text })));
 
@@ -64,6 +74,14 @@ describe('framing', () => {
         const entry = decodeLogEntry(payload as Uint8Array);
         expect(entry).toMatchObject(identity);
         expect(Buffer.from(entry?.frames ?? []).equals(Buffer.from(journalFrame))).toBe(true);
+        // Each text reads back as its UTF-8 encoding, with its sequence.
+        const [batchPayload] = decodeFrames(journalFrame).payloads;
+        expect(decodeJournalBatch(batchPayload as Uint8Array)).toEqual(
+          batch.map(({ sequence, text }) => ({
+            sequence,
+            text: Buffer.from(text, 'utf8').toString('utf8'),
+          })),
+        );
       }),
     );
   });
