@@ -66,10 +66,20 @@ describe('journal', () => {
     expect(read.records).toEqual([record]);
     expect(JSON.parse(JSON.stringify(record))).toEqual(read.records[0]);
     expect({ ...record }.data).toEqual(stored);
-    // A plain object, its keys in the order of a record read back, nothing hidden.
+    // A plain object, its keys in the order of a record read back, nothing else enumerable.
     expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
     expect(Object.keys(record)).toEqual(Object.keys(read.records[0] as JournalRecord));
-    expect(Object.getOwnPropertySymbols(record)).toEqual([]);
+    const enumerableSymbols = Object.getOwnPropertySymbols(record).filter(
+      (symbol) => Object.getOwnPropertyDescriptor(record, symbol)?.enumerable,
+    );
+    expect(enumerableSymbols).toEqual([]);
+    expect(Object.getOwnPropertySymbols({ ...record })).toEqual([]);
+    expect(structuredClone(record)).toEqual(read.records[0]);
+    // Read through a Proxy (a Vue `reactive`), an heir or a copy of its descriptors.
+    expect(new Proxy(record, {}).data).toEqual(stored);
+    expect((Object.create(record) as JournalRecord).data).toEqual(stored);
+    const copied = Object.defineProperties({}, Object.getOwnPropertyDescriptors(record));
+    expect((copied as JournalRecord).data).toEqual(stored);
     // A caller may replace it, as on any plain record.
     record.data = { replaced: true };
     expect(record.data).toEqual({ replaced: true });

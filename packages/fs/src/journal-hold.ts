@@ -11,7 +11,7 @@ import type { UnappliedFrames } from './unapplied-frames.js';
  * tokens (10–100 ms), so a stream does not take and drop the lock around every event (with
  * 20 ms, 100 streams at one token per 25 ms spent about 3× the CPU per append and waited
  * about 10× longer for each), and no longer than another writer may wait for a busy one
- * (WAIT_CHECK_MS): an idle writer looks for no wait mark, it lets go by then.
+ * (WAIT_CHECK_MS): meanwhile an idle writer looks for wait marks as a busy one does.
  */
 export const IDLE_MS = 250;
 /** How often a busy writer looks for a wait mark: the longest another writer waits. */
@@ -36,6 +36,20 @@ export interface HeldJournal {
 /** The lock was held MAX_HOLD_MS, or nobody looked for a wait mark for WAIT_CHECK_MS. */
 export function lockCheckDue(held: HeldJournal, now: number): boolean {
   return now - held.since > MAX_HOLD_MS || now - held.checkedAt > WAIT_CHECK_MS;
+}
+
+/**
+ * Milliseconds until an idle writer's timer should next act: when IDLE_MS have passed since
+ * the last append, or a look for a wait mark falls due (lockCheckDue), whichever is first.
+ */
+export function idleTimerDelay(held: HeldJournal, now: number): number {
+  const untilIdle = IDLE_MS - (now - held.lastUsed);
+  const untilLook = Math.min(
+    WAIT_CHECK_MS - (now - held.checkedAt),
+    MAX_HOLD_MS - (now - held.since),
+  );
+  // One past the look's boundary: lockCheckDue counts a look due only beyond it.
+  return Math.max(0, Math.min(untilIdle, untilLook + 1));
 }
 
 /**

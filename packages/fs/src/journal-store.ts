@@ -102,6 +102,9 @@ export class JournalStore {
 
   /** B8: removes one run's journal under its lock; nothing when it does not exist. */
   async deleteOne(sessionId: string, runId: string, durable: boolean): Promise<void> {
+    // A1: checked before the ids become paths.
+    assertSafeId(sessionId, 'session');
+    assertSafeId(runId, 'run');
     await this.unlink(sessionId, runId);
     await this.removeDirectory(sessionId, durable);
   }

@@ -6,7 +6,14 @@ import type { GroupCommitLog } from './group-commit-log.js';
 import { type ApplyTarget, JournalApplier } from './journal-applier.js';
 import { type QueuedAppend, takeBatch } from './journal-batch.js';
 import { appendToJournalFile } from './journal-file-append.js';
-import { type HeldJournal, IDLE_MS, lockCheckDue, MAX_HOLD_MS, takeHold } from './journal-hold.js';
+import {
+  type HeldJournal,
+  IDLE_MS,
+  idleTimerDelay,
+  lockCheckDue,
+  MAX_HOLD_MS,
+  takeHold,
+} from './journal-hold.js';
 import { fileHolds, type KnownTail } from './journal-tail.js';
 import type { JournalPaths } from './layout.js';
 import {
@@ -132,7 +139,7 @@ export class JournalWriter {
         this.tail = next;
         this.applier.schedule();
         held.lastUsed = Date.now();
-        this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+        this.idleTimer ??= this.armIdleTimer();
         this.settleFastAppend();
         return APPENDED;
       },
@@ -248,7 +255,7 @@ export class JournalWriter {
     const now = Date.now();
     if (lockCheckDue(held, now)) return false;
     held.lastUsed = now;
-    this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+    this.idleTimer ??= this.armIdleTimer();
     return true;
   }
 
@@ -273,24 +280,46 @@ export class JournalWriter {
     held.lastUsed = now;
     // One timer for a run of batches (not one per streamed event): it re-arms itself until
     // IDLE_MS have passed since the last batch.
-    this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+    this.idleTimer ??= this.armIdleTimer();
   }
 
-  private armIdleTimer(delay: number): ReturnType<typeof setTimeout> {
+  /**
+   * The timer of a held journal between batches: it lets go once IDLE_MS pass without an
+   * append, and meanwhile looks for a wait mark whenever a look is due (WAIT_CHECK_MS), so
+   * another writer never waits longer for an idle journal than for a busy one.
+   */
+  private armIdleTimer(): ReturnType<typeof setTimeout> {
+    const held = this.held;
+    const delay = held === null ? IDLE_MS : idleTimerDelay(held, Date.now());
     const timer = setTimeout(() => {
       this.idleTimer = null;
       const held = this.held;
       // A batch in progress re-arms the timer when it ends (keepOrLetGo).
       if (held === null || this.running !== null || this.queue.length > 0) return;
-      const idleFor = Date.now() - held.lastUsed;
-      if (idleFor < IDLE_MS) {
-        this.idleTimer = this.armIdleTimer(IDLE_MS - idleFor);
-        return;
+      const now = Date.now();
+      if (now - held.lastUsed >= IDLE_MS) {
+        void this.exclusively(() => this.letGo(false).catch(() => undefined));
+      } else if (lockCheckDue(held, now)) {
+        void this.exclusively(() => this.lookWhileIdle().catch(() => undefined));
+      } else {
+        this.idleTimer = this.armIdleTimer();
       }
-      void this.exclusively(() => this.letGo(false).catch(() => undefined));
     }, delay);
     timer.unref?.();
     return timer;
+  }
+
+  /** Idle, not yet for IDLE_MS: lets go when another writer waits (or MAX_HOLD_MS passed). */
+  private async lookWhileIdle(): Promise<void> {
+    const held = this.held;
+    if (held === null) return;
+    const now = Date.now();
+    held.checkedAt = now;
+    if (now - held.since > MAX_HOLD_MS || (await held.lease.wanted())) {
+      await this.letGo(false);
+      return;
+    }
+    this.idleTimer ??= this.armIdleTimer();
   }
 
   private clearIdleTimer(): void {
@@ -318,7 +347,7 @@ export class JournalWriter {
         held.unapplied?.clear();
       } else if (!force) {
         held.lastUsed = Date.now();
-        this.idleTimer ??= this.armIdleTimer(IDLE_MS);
+        this.idleTimer ??= this.armIdleTimer();
         return;
       } else {
         failure = error;

@@ -1,7 +1,7 @@
 import { writeFileAtomic } from './atomic-write.js';
 import type { Durability } from './durability.js';
 import { toBackendError } from './errors.js';
-import { type FileSystem, writeAllNow } from './file-system.js';
+import { type FileSystem, writeAll, writeAllNow } from './file-system.js';
 import type { SegmentPaths } from './layout.js';
 import { readOptional, statOptional, unlinkOptional } from './optional-file.js';
 import type { Delta } from './records.js';
@@ -14,6 +14,9 @@ import {
   inspectSegment,
   inspectSegmentCached,
 } from './segment-inspection.js';
+
+/** Deltas up to this size are written to the page cache at once (appendDelta). */
+const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
 export interface SegmentSnapshot {
   readonly base: BaseRead;
@@ -146,10 +149,15 @@ export class SegmentedFiles {
       // E3: a torn tail from a crash mid-append is cut off before the next frame goes on.
       if (file.torn) await handle.truncate(file.validLength);
       try {
-        // Into the page cache before it returns where the handle can (a thread-pool round
-        // trip less on every save); the fdatasync is what takes time.
-        const written = writeAllNow(handle, frame, file.validLength);
-        if (written !== undefined) await written;
+        // A small delta (a message) goes into the page cache before this returns, where the
+        // handle can: a thread-pool round trip less per save, and the fdatasync is what takes
+        // time. A large one is written off the event loop, which it would hold up.
+        if (frame.length <= SYNC_WRITE_MAX_BYTES) {
+          const written = writeAllNow(handle, frame, file.validLength);
+          if (written !== undefined) await written;
+        } else {
+          await writeAll(handle, frame, file.validLength);
+        }
         if (durable) await handle.datasync();
       } catch (error) {
         // A failed append must not show up later as if it had landed: cut it off again.

@@ -222,10 +222,17 @@ describe('documents', () => {
     await adapter.putDocument('sessions', 's', full(1, '"base"'), create);
     const durable = (expectedRevision: number) => ({ expectedRevision, durable: true });
     await adapter.putDocument('sessions', 's', delta(2, '"d2"'), durable(1));
-    for (const operation of ['write', 'datasync'] as const) {
+    // A small delta is written at once, a large one (over 64 KiB) through the thread pool.
+    const large = JSON.stringify('x'.repeat(100_000));
+    for (const [operation, text] of [
+      ['write', '"lost"'],
+      ['datasync', '"lost"'],
+      ['write', large],
+      ['datasync', large],
+    ] as const) {
       disk.inject({ operation, path: '/sessions/s=/deltas', code: 'EIO', times: 1 });
       await expect(
-        adapter.putDocument('sessions', 's', delta(3, '"lost"'), durable(2)),
+        adapter.putDocument('sessions', 's', delta(3, text), durable(2)),
       ).rejects.toSatisfy(BackendError.isInstance);
       expect(await adapter.getDocument('sessions', 's')).toEqual({
         revision: 2,

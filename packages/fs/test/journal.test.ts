@@ -40,7 +40,7 @@ describe('journals', () => {
     );
   });
 
-  it('A1: appendLog rejects bad ids and a closed adapter with typed errors, also once a writer exists', async () => {
+  it('A1: appendLog and deleteLog reject bad ids, and a closed adapter, with typed errors, also once a writer exists', async () => {
     const adapter = await openAdapter();
     const group = { durability: 'group' } as const;
     expect(await adapter.appendLog('a', 'b', [record(1)], group)).toEqual({ ok: true });
@@ -55,6 +55,15 @@ describe('journals', () => {
       await expect(appended).rejects.toSatisfy(InvalidIdError.isInstance);
     }
     expect(await adapter.appendLog('a', 'b', [record(2)], group)).toEqual({ ok: true });
+    // Deleting one journal checks its ids too, before they become paths.
+    for (const [sessionId, runId] of [
+      ['a/b', 'c'],
+      ['a', '../b'],
+    ] as const) {
+      await expect(adapter.deleteLog(sessionId, runId, { durable: false })).rejects.toSatisfy(
+        InvalidIdError.isInstance,
+      );
+    }
     await adapter.close();
     await expect(adapter.appendLog('a', 'b', [record(3)], group)).rejects.toSatisfy(
       (error: unknown) => BackendError.isInstance(error) && /closed/.test(String(error)),
@@ -315,6 +324,25 @@ describe('journals', () => {
     expect((await adapter.readLog('s', 'r', { afterSequence: 0, limit: 10 })).records).toEqual(
       records(1, 4),
     );
+  });
+
+  it('E2: a writer that went quiet right after an append still lets another writer in on its next look', async () => {
+    const first = await openAdapter();
+    const second = await openAdapter({ directory: first.directory });
+    const group = { durability: 'group' } as const;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // The first writer takes the journal (and looks for waiters), appends again 200 ms on
+    // without looking (not due yet), then goes quiet.
+    await first.appendLog('s', 'r', [record(1)], group);
+    await sleep(200);
+    await first.appendLog('s', 'r', [record(2)], group);
+    // Its next look falls due about 50 ms later and finds the second writer's wait mark:
+    // the second waits that long, not until the first has idled 250 ms more.
+    const started = performance.now();
+    expect(await second.appendLog('s', 'r', [record(3)], group)).toEqual({ ok: true });
+    expect(performance.now() - started).toBeLessThan(180);
+    const read = await second.readLog('s', 'r', { afterSequence: 0, limit: 10 });
+    expect(read.records.map((entry) => entry.sequence)).toEqual([1, 2, 3]);
   });
 
   it('E2: a streamed append whose log flush fails is rejected and not counted; the journal takes over', async () => {

@@ -45,6 +45,14 @@ export function countingFileSystem(inner: FileSystem): {
           },
         }
       : {}),
+    ...(handle.writevSync
+      ? {
+          writevSync: (buffers: readonly Uint8Array[], at: number) => {
+            countWrite(path);
+            return handle.writevSync?.(buffers, at) as number;
+          },
+        }
+      : {}),
     read: (...args) => handle.read(...args),
     sync: () => {
       counts.sync++;

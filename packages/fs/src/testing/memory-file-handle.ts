@@ -39,7 +39,7 @@ export function memoryFileHandle(
     if (node.kind !== 'file') throw fileSystemError('EISDIR', operation, path);
     return node;
   };
-  // Both write calls share one model: what writeSync wrote is as unsynced as any write.
+  // The write calls share one model: what writeSync wrote is as unsynced as any write.
   const write = (buffer: Uint8Array, offset: number, length: number, position: number | null) => {
     check('write');
     if (flags === 'r') throw fileSystemError('EBADF', 'write', path);
@@ -53,6 +53,11 @@ export function memoryFileHandle(
       bytesWritten: write(buffer, offset, length, position),
     }),
     writeSync: write,
+    // One call (one fault-injection check), as writev(2) is one system call.
+    writevSync: (buffers, position) => {
+      const joined = Buffer.concat(buffers);
+      return write(joined, 0, joined.length, position);
+    },
     read: async (buffer, offset, length, position) => {
       check('read');
       const source = fileBytes(file('read'));
