@@ -27,6 +27,14 @@ const APPENDED: AppendLogResult = Object.freeze({ ok: true });
 
 function noop(): void {}
 
+/**
+ * Whether another writer left a wait mark. A look that fails (the mark cannot be read) counts
+ * as yes: letting go is always safe, while holding on could keep a waiting writer out.
+ */
+function lookForWaiters(held: HeldJournal): Promise<boolean> {
+  return held.lease.wanted().catch(() => true);
+}
+
 export interface JournalIdentity {
   readonly sessionId: string;
   readonly runId: string;
@@ -242,7 +250,10 @@ export class JournalWriter {
         for (const append of batch) append.reject(failure);
       }
     }
-    await this.keepOrLetGo();
+    // Housekeeping after settled appends, with nobody to report to (kick does not await it):
+    // a lock file that cannot be removed must not become an unhandled rejection. Whoever
+    // takes the lock next meets the problem and reports it.
+    await this.keepOrLetGo().catch(noop);
   }
 
   /**
@@ -271,7 +282,7 @@ export class JournalWriter {
     let letGo = now - held.since > MAX_HOLD_MS;
     if (!letGo && lockCheckDue(held, now)) {
       held.checkedAt = now;
-      letGo = await held.lease.wanted();
+      letGo = await lookForWaiters(held);
     }
     if (letGo) {
       await this.letGo(false);
@@ -315,7 +326,7 @@ export class JournalWriter {
     if (held === null) return;
     const now = Date.now();
     held.checkedAt = now;
-    if (now - held.since > MAX_HOLD_MS || (await held.lease.wanted())) {
+    if (now - held.since > MAX_HOLD_MS || (await lookForWaiters(held))) {
       await this.letGo(false);
       return;
     }

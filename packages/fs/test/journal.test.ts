@@ -345,6 +345,33 @@ describe('journals', () => {
     expect(read.records.map((entry) => entry.sequence)).toEqual([1, 2, 3]);
   });
 
+  it('E2: a look for waiters that fails lets go of the journal instead of keeping it (fault injection)', async () => {
+    const { adapter, disk } = await openSimulated();
+    const group = { durability: 'group' } as const;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    await adapter.appendLog('s', 'r', [record(1)], group);
+    disk.inject({ operation: 'lstat', path: '.wait', code: 'EIO' });
+    // An append 150 ms on, then quiet: the look falls due (250 ms after the last) before the
+    // writer has idled 250 ms. The look fails; the writer lets go rather than hold on.
+    await sleep(150);
+    await adapter.appendLog('s', 'r', [record(2)], group);
+    const looks = disk.counts.lstat;
+    await sleep(180);
+    expect(disk.counts.lstat).toBeGreaterThan(looks);
+    const taken = disk.counts.symlink;
+    await adapter.appendLog('s', 'r', [record(3)], group);
+    expect(disk.counts.symlink).toBeGreaterThan(taken);
+    // Busy past a look: the look after a batch fails too, and nothing is left unhandled.
+    for (let sequence = 4; sequence <= 7; sequence++) {
+      await sleep(90);
+      expect(await adapter.appendLog('s', 'r', [record(sequence)], group)).toEqual({ ok: true });
+    }
+    disk.clearFaults();
+    expect((await adapter.readLog('s', 'r', { afterSequence: 0, limit: 10 })).records).toEqual(
+      records(1, 7),
+    );
+  });
+
   it('E2: a streamed append whose log flush fails is rejected and not counted; the journal takes over', async () => {
     const { adapter, disk } = await openSimulated();
     await adapter.appendLog('s', 'r', [record(1)], { durability: 'group' });
