@@ -34,8 +34,11 @@ const DATA_DESCRIPTOR: PropertyDescriptor = {
   get(this: { [STORED_DATA]?: StoredData }): Record<string, unknown> | undefined {
     const stored = this[STORED_DATA];
     if (stored === undefined) return undefined;
-    stored.parsed ??= JSON.parse(stored.text) as Record<string, unknown>;
-    return stored.parsed;
+    if (stored.parsed !== undefined) return stored.parsed;
+    const parsed = JSON.parse(stored.text) as Record<string, unknown>;
+    // A deep-frozen record froze its state too: parse on every read rather than throw.
+    if (!Object.isFrozen(stored)) stored.parsed = parsed;
+    return parsed;
   },
   set(this: { [STORED_DATA]?: StoredData }, value: Record<string, unknown>) {
     const stored = this[STORED_DATA];
@@ -65,6 +68,8 @@ export function storedRecord(
   Object.defineProperty(record, 'data', DATA_DESCRIPTOR);
   record.at = at;
   const stored: StoredData = { text: dataText, parsed: undefined };
-  Object.defineProperty(record, STORED_DATA, { value: stored });
+  // Writable and configurable (not enumerable): a Proxy whose get trap wraps what it returns
+  // (Vue's `reactive`) may only do so for such a property.
+  Object.defineProperty(record, STORED_DATA, { value: stored, writable: true, configurable: true });
   return record;
 }

@@ -77,9 +77,28 @@ describe('journal', () => {
     expect(structuredClone(record)).toEqual(read.records[0]);
     // Read through a Proxy (a Vue `reactive`), an heir or a copy of its descriptors.
     expect(new Proxy(record, {}).data).toEqual(stored);
+    // A trap that wraps every object it returns, as Vue's `reactive` does.
+    const wrapping: ProxyHandler<object> = {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === 'object' && value !== null ? new Proxy(value, wrapping) : value;
+      },
+    };
+    expect((new Proxy(record, wrapping) as JournalRecord).data).toEqual(stored);
     expect((Object.create(record) as JournalRecord).data).toEqual(stored);
     const copied = Object.defineProperties({}, Object.getOwnPropertyDescriptors(record));
     expect((copied as JournalRecord).data).toEqual(stored);
+    // A deep freeze (one that walks every own key, symbols too) leaves it readable.
+    const frozen = await journal.append({ type: 'tool', data: caller });
+    const deepFreeze = (value: object): void => {
+      for (const key of Reflect.ownKeys(value)) {
+        const inner = Object.getOwnPropertyDescriptor(value, key)?.value;
+        if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
+      }
+      Object.freeze(value);
+    };
+    deepFreeze(frozen);
+    expect(frozen.data).toEqual(stored);
     // A caller may replace it, as on any plain record.
     record.data = { replaced: true };
     expect(record.data).toEqual({ replaced: true });

@@ -44,10 +44,12 @@ export function lockCheckDue(held: HeldJournal, now: number): boolean {
  */
 export function idleTimerDelay(held: HeldJournal, now: number): number {
   const untilIdle = IDLE_MS - (now - held.lastUsed);
-  const untilLook = Math.min(
-    WAIT_CHECK_MS - (now - held.checkedAt),
-    MAX_HOLD_MS - (now - held.since),
-  );
+  const untilMaxHold = MAX_HOLD_MS - (now - held.since);
+  // Past MAX_HOLD_MS the writer is already due to let go; if letting go failed (it keeps the
+  // lock while its frames cannot be written), the retry waits its turn like any look, never
+  // at once in a loop.
+  const untilWaitCheck = WAIT_CHECK_MS - (now - held.checkedAt);
+  const untilLook = untilMaxHold > 0 ? Math.min(untilWaitCheck, untilMaxHold) : untilWaitCheck;
   // One past the look's boundary: lockCheckDue counts a look due only beyond it.
   return Math.max(0, Math.min(untilIdle, untilLook + 1));
 }

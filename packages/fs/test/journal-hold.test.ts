@@ -33,6 +33,10 @@ describe('an idle journal writer', () => {
     // Held for almost MAX_HOLD_MS: the look (which lets go) is due in 100 ms.
     const since = now - MAX_HOLD_MS + 100;
     expect(idleTimerDelay(held({ since, checkedAt: now, lastUsed: now }), now)).toBe(101);
+    // Held past MAX_HOLD_MS and just failed to let go (lastUsed and checkedAt now): the
+    // retry waits its turn instead of firing at once, again and again.
+    const long = now - MAX_HOLD_MS - 1_000;
+    expect(idleTimerDelay(held({ since: long, checkedAt: now, lastUsed: now }), now)).toBe(IDLE_MS);
     // Overdue: at once.
     expect(idleTimerDelay(held({ since: 0, checkedAt: 0, lastUsed: 0 }), now)).toBe(0);
   });
