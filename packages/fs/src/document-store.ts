@@ -107,6 +107,7 @@ export class DocumentStore {
             deltas,
             options.durable,
             cached.deltasInode,
+            true,
           );
           held.cache = { ...cached, inspection: next };
         }

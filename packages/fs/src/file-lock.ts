@@ -69,9 +69,17 @@ export class FileLocks {
   /** Releases of leased locks in flight: a new acquire of the path waits for them. */
   private readonly releasing = new Map<string, Promise<void>>();
 
-  constructor(fileSystem: FileSystem, options: LockOptions) {
+  /** Called before a leased lock is let go: what its writer kept open under it is closed. */
+  private readonly beforeLetGo: (lockPath: string) => Promise<void>;
+
+  constructor(
+    fileSystem: FileSystem,
+    options: LockOptions,
+    beforeLetGo: (lockPath: string) => Promise<void> = async () => undefined,
+  ) {
     this.fileSystem = fileSystem;
     this.options = options;
+    this.beforeLetGo = beforeLetGo;
     this.acquirer = new LockAcquirer(fileSystem, options);
   }
 
@@ -180,9 +188,12 @@ export class FileLocks {
       if (lease.timer !== null) clearTimeout(lease.timer);
       lease.timer = null;
       lease.cache = null;
-      const releasing = this.acquirer.release(lockPath, lease.owner).finally(() => {
-        if (this.releasing.get(lockPath) === releasing) this.releasing.delete(lockPath);
-      });
+      const releasing = this.beforeLetGo(lockPath)
+        .catch(() => undefined)
+        .then(() => this.acquirer.release(lockPath, lease.owner))
+        .finally(() => {
+          if (this.releasing.get(lockPath) === releasing) this.releasing.delete(lockPath);
+        });
       this.releasing.set(lockPath, releasing);
     }
     await this.releasing.get(lockPath);

@@ -1,4 +1,4 @@
-import { writeSync, writevSync } from 'node:fs';
+import { statSync, writeSync, writevSync } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 
 /**
@@ -20,6 +20,12 @@ export interface FileSystem {
   readdir(path: string): Promise<string[]>;
   readFile(path: string): Promise<Uint8Array>;
   stat(path: string): Promise<FileStats>;
+  /**
+   * The same `stat`, done before it returns. Optional: a writer holding a document's lock
+   * checks with it that the files are still the ones it knows, without a round trip through
+   * libuv's thread pool per save; without it, `stat` is used.
+   */
+  statSync?(path: string): FileStats;
   /** Stats of the entry itself, not of what a symbolic link points to. */
   lstat(path: string): Promise<FileStats>;
   /** Creates a symbolic link; fails with EEXIST when `path` exists (lock files use this). */
@@ -93,6 +99,7 @@ export const nodeFileSystem: FileSystem = {
   readdir: (path) => nodeFs.readdir(path),
   readFile: (path) => nodeFs.readFile(path),
   stat: (path) => nodeFs.stat(path),
+  statSync: (path) => statSync(path),
   lstat: (path) => nodeFs.lstat(path),
   symlink: (target, path) => nodeFs.symlink(target, path),
   readlink: (path) => nodeFs.readlink(path),

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type {
   AdapterCapabilities,
   AppendLogResult,
@@ -57,16 +57,19 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
   const fileSystem = resolved.fileSystem;
   const layout = new Layout(resolve(resolved.directory));
   const durability = new Durability(fileSystem);
+  const segments = new SegmentedFiles(fileSystem, durability);
   const context: AdapterContext = {
     options: resolved,
     fileSystem,
     layout,
     durability,
-    segments: new SegmentedFiles(fileSystem, durability),
-    locks: new FileLocks(fileSystem, {
-      staleMs: resolved.lockStaleMs,
-      timeoutMs: resolved.lockTimeoutMs,
-    }),
+    segments,
+    locks: new FileLocks(
+      fileSystem,
+      { staleMs: resolved.lockStaleMs, timeoutMs: resolved.lockTimeoutMs },
+      // A document's or the index's lock file sits in the directory of its files.
+      (lockPath) => segments.closeHeld(dirname(lockPath)),
+    ),
   };
   const documents = new DocumentStore(context);
   const index = new IndexStore(context);

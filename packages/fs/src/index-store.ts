@@ -191,6 +191,7 @@ export class IndexStore {
           deltas,
           durable,
           cached.deltasInode,
+          true,
         );
         held.cache = { ...cached, inspection: next };
         return;

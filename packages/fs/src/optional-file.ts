@@ -28,6 +28,23 @@ export async function statOptional(
   }
 }
 
+/**
+ * `statOptional`, done before it returns where the filesystem has `statSync` (a result, not
+ * a promise), else through `stat`.
+ */
+export function statOptionalNow(
+  fileSystem: FileSystem,
+  path: string,
+): FileStats | null | Promise<FileStats | null> {
+  if (fileSystem.statSync === undefined) return statOptional(fileSystem, path);
+  try {
+    return fileSystem.statSync(path);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw toBackendError(error, `stat ${path}`);
+  }
+}
+
 export async function unlinkOptional(fileSystem: FileSystem, path: string): Promise<void> {
   try {
     await fileSystem.unlink(path);

@@ -1,6 +1,6 @@
 import type { FileStats, FileSystem } from './file-system.js';
 import type { SegmentPaths } from './layout.js';
-import { readOptional, statOptional } from './optional-file.js';
+import { readOptional, statOptional, statOptionalNow } from './optional-file.js';
 import { type BaseHeader, probeBaseHeader } from './segment-base.js';
 import { deltasOf } from './segment-deltas.js';
 
@@ -75,10 +75,14 @@ export async function inspectSegmentCached(
   cached: CachedInspection | null,
 ): Promise<CachedInspection> {
   if (cached !== null) {
-    const [base, deltas] = await Promise.all([
-      statOptional(fileSystem, paths.base),
-      statOptional(fileSystem, paths.deltas),
-    ]);
+    // Two stats per save: done at once where the filesystem can (a save then costs no
+    // thread-pool round trip before its write), else concurrently.
+    const baseNow = statOptionalNow(fileSystem, paths.base);
+    const deltasNow = statOptionalNow(fileSystem, paths.deltas);
+    const [base, deltas] =
+      baseNow instanceof Promise || deltasNow instanceof Promise
+        ? await Promise.all([baseNow, deltasNow])
+        : [baseNow, deltasNow];
     const file = cached.inspection.deltaFile;
     const deltasMatch =
       file === null ? deltas === null : deltas !== null && deltas.size === file.validLength;

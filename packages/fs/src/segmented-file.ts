@@ -1,7 +1,7 @@
 import { writeFileAtomic } from './atomic-write.js';
 import type { Durability } from './durability.js';
 import { toBackendError } from './errors.js';
-import { type FileSystem, writeAll, writeAllNow } from './file-system.js';
+import { type FileHandle, type FileSystem, writeAll, writeAllNow } from './file-system.js';
 import type { SegmentPaths } from './layout.js';
 import { readOptional, statOptional, unlinkOptional } from './optional-file.js';
 import type { Delta } from './records.js';
@@ -45,6 +45,8 @@ export class SegmentedFiles {
    * only ever re-created for a new base, so the pair cannot be reused by another file.
    */
   private readonly linkedDeltas = new Map<string, string>();
+  /** Delta files kept open by `appendDelta` under a leased lock, by directory. */
+  private readonly heldDeltas = new Map<string, { handle: FileHandle; inode: number }>();
 
   constructor(fileSystem: FileSystem, durability: Durability) {
     this.fileSystem = fileSystem;
@@ -74,6 +76,7 @@ export class SegmentedFiles {
   ): Promise<CachedInspection> {
     const { header, nonce, bytes } = encodeBase(revision, text, extra);
     await writeFileAtomic(this.fileSystem, paths.base, bytes, { durable });
+    await this.closeHeld(paths.directory);
     await unlinkOptional(this.fileSystem, paths.deltas);
     this.linkedDeltas.delete(paths.deltas);
     if (durable) {
@@ -108,6 +111,11 @@ export class SegmentedFiles {
    * Appends deltas to the current base with one write (and one fdatasync when durable);
    * `inspection` comes from `inspect` under the same lock, `deltasInode` too when known.
    * Returns the inspection after it.
+   *
+   * With `keepOpen` (a writer under a leased lock) the delta file stays open for the next
+   * append under the same lease, which saves an open and a close per save, each a round trip
+   * through libuv's thread pool; `closeHeld` closes it when the lease is let go. It is reused
+   * only while `deltasInode` (checked with a stat under the lock) is still its inode.
    */
   async appendDelta(
     paths: SegmentPaths,
@@ -115,6 +123,7 @@ export class SegmentedFiles {
     deltas: ReadonlyArray<DeltaWrite>,
     durable: boolean,
     deltasInode: number | null = null,
+    keepOpen = false,
   ): Promise<Inspection> {
     const base = inspection.base;
     const last = deltas.at(-1);
@@ -130,6 +139,7 @@ export class SegmentedFiles {
     });
     if (file === null || !file.fresh) {
       // No delta file for this base yet (or one left by a replaced base): create it whole.
+      await this.closeHeld(paths.directory);
       await writeFileAtomic(this.fileSystem, paths.deltas, frame, { durable });
       this.linkedDeltas.delete(paths.deltas);
       if (durable) {
@@ -144,7 +154,8 @@ export class SegmentedFiles {
       }
       return after(frame.length);
     }
-    const handle = await this.fileSystem.open(paths.deltas, 'r+');
+    const handle = await this.deltaHandle(paths, deltasInode, keepOpen);
+    let closeNow = !keepOpen;
     try {
       // E3: a torn tail from a crash mid-append is cut off before the next frame goes on.
       if (file.torn) await handle.truncate(file.validLength);
@@ -162,6 +173,7 @@ export class SegmentedFiles {
       } catch (error) {
         // A failed append must not show up later as if it had landed: cut it off again.
         await handle.truncate(file.validLength).catch(() => undefined);
+        closeNow = true;
         throw error;
       }
       if (durable) {
@@ -181,9 +193,45 @@ export class SegmentedFiles {
         this.durability.markDirty(paths.directory, paths.deltas);
       }
     } finally {
-      await handle.close().catch(() => undefined);
+      if (closeNow) await this.closeHandle(paths.directory, handle);
     }
     return after(file.validLength + frame.length);
+  }
+
+  /** Closes the delta file `appendDelta` kept open in `directory`, if any (the lease ends). */
+  async closeHeld(directory: string): Promise<void> {
+    const held = this.heldDeltas.get(directory);
+    if (held !== undefined) await this.closeHandle(directory, held.handle);
+  }
+
+  /** The kept handle while its inode is still the delta file's, else a new one. */
+  private async deltaHandle(
+    paths: SegmentPaths,
+    deltasInode: number | null,
+    keepOpen: boolean,
+  ): Promise<FileHandle> {
+    const held = this.heldDeltas.get(paths.directory);
+    if (held !== undefined) {
+      if (keepOpen && deltasInode !== null && held.inode === deltasInode) return held.handle;
+      await this.closeHandle(paths.directory, held.handle);
+    }
+    const handle = await this.fileSystem.open(paths.deltas, 'r+');
+    if (keepOpen) {
+      try {
+        // The inode the caller saw under this lock, else one fstat.
+        const inode = deltasInode ?? (await handle.stat()).ino;
+        this.heldDeltas.set(paths.directory, { handle, inode });
+      } catch (error) {
+        await handle.close().catch(() => undefined);
+        throw toBackendError(error, `stat ${paths.deltas}`);
+      }
+    }
+    return handle;
+  }
+
+  private async closeHandle(directory: string, handle: FileHandle): Promise<void> {
+    if (this.heldDeltas.get(directory)?.handle === handle) this.heldDeltas.delete(directory);
+    await handle.close().catch(() => undefined);
   }
 
   /**
@@ -192,6 +240,7 @@ export class SegmentedFiles {
    * Deltas first would let a crash in between roll the document back to its bare base.
    */
   async remove(paths: SegmentPaths, durable: boolean): Promise<void> {
+    await this.closeHeld(paths.directory);
     await unlinkOptional(this.fileSystem, paths.base);
     await unlinkOptional(this.fileSystem, paths.deltas);
     this.durableBases.delete(paths.base);

@@ -1,4 +1,4 @@
-import type { FileHandle, FileSystem } from '../file-system.js';
+import type { FileHandle, FileStats, FileSystem } from '../file-system.js';
 
 export interface FileSystemCallCounts {
   /** fsync(2) calls, on files and directories. */
@@ -81,6 +81,7 @@ export function countingFileSystem(inner: FileSystem): {
     readdir: (path) => inner.readdir(path),
     readFile: (path) => inner.readFile(path),
     stat: (path) => inner.stat(path),
+    ...(inner.statSync ? { statSync: (path: string) => inner.statSync?.(path) as FileStats } : {}),
     lstat: (path) => inner.lstat(path),
     symlink: (target, path) => inner.symlink(target, path),
     readlink: (path) => inner.readlink(path),

@@ -206,6 +206,11 @@ export class FaultInjectingFileSystem implements FileSystem {
   }
 
   async stat(path: string): Promise<FileStats> {
+    return this.statSync(path);
+  }
+
+  /** Counted, halted and failed as `stat` is. */
+  statSync(path: string): FileStats {
     this.before('stat', path);
     return statsOf(followed(this.root, path, 'stat'));
   }
