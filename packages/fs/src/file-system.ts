@@ -1,5 +1,6 @@
 import { statSync, writeSync, writevSync } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
+import { isLocalFileSystemType } from './local-disk.js';
 
 /**
  * The filesystem calls the adapter makes, and nothing more. The default is `node:fs/promises`;
@@ -37,6 +38,12 @@ export interface FileSystem {
    * dead. Optional: without it, the boot time (from the uptime) is used.
    */
   bootId?(): Promise<string | null>;
+  /**
+   * Whether `path` lies on a disk of this machine (ext4, xfs, btrfs, tmpfs…), not on a network
+   * or FUSE filesystem. Optional (without it: false). Only where it says true does the adapter
+   * use `statSync` on its hot paths (see local-disk.ts).
+   */
+  isLocalDisk?(path: string): Promise<boolean>;
 }
 
 export type OpenFlags = 'r' | 'r+' | 'wx' | 'a+';
@@ -108,6 +115,15 @@ export const nodeFileSystem: FileSystem = {
       return (await nodeFs.readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
     } catch {
       return null;
+    }
+  },
+  async isLocalDisk(path) {
+    // The magic numbers are Linux's; elsewhere every call stays asynchronous.
+    if (process.platform !== 'linux') return false;
+    try {
+      return isLocalFileSystemType((await nodeFs.statfs(path)).type);
+    } catch {
+      return false;
     }
   },
 };

@@ -73,12 +73,14 @@ export async function inspectSegmentCached(
   fileSystem: FileSystem,
   paths: SegmentPaths,
   cached: CachedInspection | null,
+  statsAtOnce: boolean,
 ): Promise<CachedInspection> {
   if (cached !== null) {
-    // Two stats per save: done at once where the filesystem can (a save then costs no
-    // thread-pool round trip before its write), else concurrently.
-    const baseNow = statOptionalNow(fileSystem, paths.base);
-    const deltasNow = statOptionalNow(fileSystem, paths.deltas);
+    // Two stats per save: on a local disk done at once where the filesystem can (a save
+    // then costs no thread-pool round trip before its write), else concurrently.
+    const stat = statsAtOnce ? statOptionalNow : statOptional;
+    const baseNow = stat(fileSystem, paths.base);
+    const deltasNow = stat(fileSystem, paths.deltas);
     const [base, deltas] =
       baseNow instanceof Promise || deltasNow instanceof Promise
         ? await Promise.all([baseNow, deltasNow])

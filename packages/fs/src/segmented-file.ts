@@ -45,6 +45,7 @@ export class SegmentedFiles {
    * only ever re-created for a new base, so the pair cannot be reused by another file.
    */
   private readonly linkedDeltas = new Map<string, string>();
+  private statsAtOnce = false;
   /** Delta files kept open by `appendDelta` under a leased lock, by directory. */
   private readonly heldDeltas = new Map<string, { handle: FileHandle; inode: number }>();
 
@@ -104,7 +105,15 @@ export class SegmentedFiles {
    * describes: the base the same file (inode, size, mtime), the deltas the length it knew.
    */
   inspectCached(paths: SegmentPaths, cached: CachedInspection | null): Promise<CachedInspection> {
-    return inspectSegmentCached(this.fileSystem, paths, cached);
+    return inspectSegmentCached(this.fileSystem, paths, cached, this.statsAtOnce);
+  }
+
+  /**
+   * Whether a leased writer may check its files with `statSync` (the store's root is on a
+   * local disk: `FileSystem.isLocalDisk`), set when the adapter opens.
+   */
+  useSynchronousStats(enabled: boolean): void {
+    this.statsAtOnce = enabled;
   }
 
   /**

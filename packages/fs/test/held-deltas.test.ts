@@ -1,8 +1,17 @@
 import { copyFileSync, renameSync, statSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BackendError } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
-import { encodeId, type FileHandle, type FileSystem, type OpenFlags } from '../src/index.js';
+import {
+  encodeId,
+  type FileHandle,
+  type FileSystem,
+  nodeFileSystem,
+  type OpenFlags,
+} from '../src/index.js';
+import { isLocalFileSystemType } from '../src/local-disk.js';
 import { type FaultInjectingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
 import { delta, full, openAdapter, openSimulated } from './helpers.js';
 
@@ -122,5 +131,61 @@ describe('delta files kept open under a lease', () => {
       deltas: ['"d2"', '"d3"'],
     });
     expect(disk.counts.stat).toBeGreaterThan(0);
+  });
+
+  it('stats are synchronous only on a local disk: never where isLocalDisk says no or is missing (fault injection)', async () => {
+    for (const local of [true, false, undefined]) {
+      const disk = faultInjectingFileSystem();
+      let synchronousStats = 0;
+      const fileSystem = new Proxy(disk, {
+        get(target, property) {
+          if (property === 'isLocalDisk') {
+            return local === undefined ? undefined : async () => local;
+          }
+          if (property === 'statSync') {
+            return (path: string) => {
+              synchronousStats++;
+              return target.statSync(path);
+            };
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const { adapter } = await openSimulated(disk, { fileSystem });
+      await adapter.putDocument('sessions', 's', full(1, '"base"'), create);
+      for (let revision = 2; revision <= 6; revision++) {
+        await adapter.putDocument(
+          'sessions',
+          's',
+          delta(revision, `"d${revision}"`),
+          expecting(revision - 1),
+        );
+      }
+      expect((await adapter.getDocument('sessions', 's'))?.revision).toBe(6);
+      if (local === true) expect(synchronousStats).toBeGreaterThan(0);
+      else expect(synchronousStats).toBe(0);
+    }
+  });
+});
+
+describe('isLocalDisk', () => {
+  it('knows local filesystem types from network and FUSE ones', () => {
+    expect(isLocalFileSystemType(0xef53)).toBe(true); // ext4
+    expect(isLocalFileSystemType(0x01021994)).toBe(true); // tmpfs
+    expect(isLocalFileSystemType(BigInt(0x58465342))).toBe(true); // xfs, as a bigint
+    expect(isLocalFileSystemType(0x6969)).toBe(false); // NFS
+    expect(isLocalFileSystemType(0x65735546)).toBe(false); // FUSE (rclone, sshfs)
+    expect(isLocalFileSystemType(0xff534d42)).toBe(false); // CIFS
+  });
+
+  it('nodeFileSystem answers from statfs on Linux, false elsewhere and for a missing path', async () => {
+    const directory = tmpdir();
+    const expected =
+      process.platform === 'linux' && isLocalFileSystemType((await statfs(directory)).type);
+    expect(await nodeFileSystem.isLocalDisk?.(directory)).toBe(expected);
+    expect(await nodeFileSystem.isLocalDisk?.(join(directory, 'keepsake-no-such-dir', 'x'))).toBe(
+      false,
+    );
   });
 });

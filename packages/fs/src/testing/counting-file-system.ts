@@ -86,6 +86,9 @@ export function countingFileSystem(inner: FileSystem): {
     symlink: (target, path) => inner.symlink(target, path),
     readlink: (path) => inner.readlink(path),
     ...(inner.bootId ? { bootId: () => inner.bootId?.() ?? Promise.resolve(null) } : {}),
+    ...(inner.isLocalDisk
+      ? { isLocalDisk: (path: string) => inner.isLocalDisk?.(path) ?? Promise.resolve(false) }
+      : {}),
   };
   return { fileSystem, counts };
 }

@@ -94,6 +94,11 @@ export class FaultInjectingFileSystem implements FileSystem {
     return this.boot;
   }
 
+  /** In memory, so a synchronous call never waits for anything. */
+  async isLocalDisk(): Promise<boolean> {
+    return true;
+  }
+
   /** The bytes of a file as a process sees them now (for assertions). */
   peek(path: string): Uint8Array | null {
     const node = lookup(this.root, path);
