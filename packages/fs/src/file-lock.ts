@@ -130,7 +130,9 @@ export class FileLocks {
         let letGo = now - lease.since > maxHoldMs;
         if (!letGo && now - lease.checkedAt > LEASE_WAIT_CHECK_MS) {
           lease.checkedAt = now;
-          letGo = await this.isWanted(lockPath);
+          // A look that fails counts as wanted: letting go is always safe, while a throw here
+          // would leave the lease with no idle timer, its lock and open file kept for good.
+          letGo = await this.isWanted(lockPath).catch(() => true);
         }
         if (letGo) {
           await this.dropLease(lockPath);

@@ -24,7 +24,8 @@ export interface FileSystem {
   /**
    * The same `stat`, done before it returns. Optional: a writer holding a document's lock
    * checks with it that the files are still the ones it knows, without a round trip through
-   * libuv's thread pool per save; without it, `stat` is used.
+   * libuv's thread pool per save; without it, `stat` is used. A layer that replaces `stat`
+   * (`{ ...nodeFileSystem, stat }`) must replace or leave out `statSync` as well.
    */
   statSync?(path: string): FileStats;
   /** Stats of the entry itself, not of what a symbolic link points to. */
@@ -41,7 +42,8 @@ export interface FileSystem {
   /**
    * Whether `path` lies on a disk of this machine (ext4, xfs, btrfs, tmpfs…), not on a network
    * or FUSE filesystem. Optional (without it: false). Only where it says true does the adapter
-   * use `statSync` on its hot paths (see local-disk.ts).
+   * use `statSync` on its hot paths and keep a document's delta file open between saves
+   * (see local-disk.ts).
    */
   isLocalDisk?(path: string): Promise<boolean>;
 }

@@ -98,7 +98,7 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
         for (const directory of [layout.root, ...layout.fixedDirectories]) {
           await makeDirectory(fileSystem, directory);
         }
-        segments.useSynchronousStats((await fileSystem.isLocalDisk?.(layout.root)) ?? false);
+        segments.setLocalDisk((await fileSystem.isLocalDisk?.(layout.root)) ?? false);
         await checkLayoutMarker(context);
         await replayDeadLogs(context);
         await sweepLeftovers(context);

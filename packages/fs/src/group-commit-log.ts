@@ -77,8 +77,7 @@ export class GroupCommitLog {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ bytes: logFrame, journal, resolve, reject });
       // pump() always waits a turn before it looks at the queue, so `running` is set before
-      // it can end; it is cleared in the same turn as the pump's last look at the queue, so
-      // an entry is never queued behind a pump that has already decided to stop.
+      // it can end; an entry queued after its last look starts it again (pump's finally).
       this.running ??= this.pump();
     });
   }
@@ -150,6 +149,9 @@ export class GroupCommitLog {
       await this.writeQueued();
     } finally {
       this.running = null;
+      // Defensive: writeQueued looks at the queue a full turn after it resumed appends, so
+      // none should come in between; one that did saw `running` set and started nothing.
+      if (this.queue.length > 0) this.running = this.pump();
     }
   }
 

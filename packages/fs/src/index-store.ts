@@ -149,9 +149,17 @@ export class IndexStore {
   private apply(operation: IndexOperation, durable: boolean): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ operation, durable, resolve, reject });
-      this.running ??= this.pump().finally(() => {
-        this.running = null;
-      });
+      this.startPump();
+    });
+  }
+
+  private startPump(): void {
+    if (this.running !== null) return;
+    this.running = this.pump().finally(() => {
+      this.running = null;
+      // An update queued after the pump's last look at the queue, but before this ran (it
+      // saw `running` still set), would otherwise wait forever: a save hung this way.
+      if (this.queue.length > 0) this.startPump();
     });
   }
 

@@ -1,9 +1,11 @@
 /**
  * Filesystem types (statfs(2) `f_type`, Linux's magic numbers) whose files live on a disk of
- * this machine. Only there does the adapter make synchronous calls on its hot paths: on NFS,
- * SMB, FUSE (rclone, sshfs), 9p or virtiofs a `stat` may wait for a server, or first write
- * back the file's dirty pages, and would hold up the event loop meanwhile. A type missing
- * here only costs speed (the calls go through the thread pool), never correctness.
+ * this machine. Only there does the adapter make synchronous calls on its hot paths, and keep
+ * a document's delta file open between saves: on NFS, SMB, FUSE (rclone, sshfs), 9p or
+ * virtiofs a `stat` may wait for a server, or first write back the file's dirty pages, and
+ * would hold up the event loop meanwhile; and what is written reaches the server when the
+ * file is closed or flushed, so readers on other hosts would see it late. A type missing here
+ * only costs speed, never correctness.
  */
 const LOCAL_FILESYSTEM_TYPES: ReadonlySet<number> = new Set([
   0xef53, // ext2, ext3, ext4

@@ -45,7 +45,7 @@ export class SegmentedFiles {
    * only ever re-created for a new base, so the pair cannot be reused by another file.
    */
   private readonly linkedDeltas = new Map<string, string>();
-  private statsAtOnce = false;
+  private localDisk = false;
   /** Delta files kept open by `appendDelta` under a leased lock, by directory. */
   private readonly heldDeltas = new Map<string, { handle: FileHandle; inode: number }>();
 
@@ -105,15 +105,18 @@ export class SegmentedFiles {
    * describes: the base the same file (inode, size, mtime), the deltas the length it knew.
    */
   inspectCached(paths: SegmentPaths, cached: CachedInspection | null): Promise<CachedInspection> {
-    return inspectSegmentCached(this.fileSystem, paths, cached, this.statsAtOnce);
+    return inspectSegmentCached(this.fileSystem, paths, cached, this.localDisk);
   }
 
   /**
-   * Whether a leased writer may check its files with `statSync` (the store's root is on a
-   * local disk: `FileSystem.isLocalDisk`), set when the adapter opens.
+   * Whether the store's root is on a local disk (`FileSystem.isLocalDisk`), set when the
+   * adapter opens. Only there does a leased writer check its files with `statSync` and keep
+   * its delta file open between appends: on NFS a `stat` may wait for the server, and what
+   * is written reaches the server at `close` (or a flush), so readers on other hosts would
+   * see an append only once the lease is let go.
    */
-  useSynchronousStats(enabled: boolean): void {
-    this.statsAtOnce = enabled;
+  setLocalDisk(localDisk: boolean): void {
+    this.localDisk = localDisk;
   }
 
   /**
@@ -121,7 +124,8 @@ export class SegmentedFiles {
    * `inspection` comes from `inspect` under the same lock, `deltasInode` too when known.
    * Returns the inspection after it.
    *
-   * With `keepOpen` (a writer under a leased lock) the delta file stays open for the next
+   * With `keepOpen` (a writer under a leased lock), on a local disk (`setLocalDisk`), the
+   * delta file stays open for the next
    * append under the same lease, which saves an open and a close per save, each a round trip
    * through libuv's thread pool; `closeHeld` closes it when the lease is let go. It is reused
    * only while `deltasInode` (checked with a stat under the lock) is still its inode.
@@ -163,8 +167,9 @@ export class SegmentedFiles {
       }
       return after(frame.length);
     }
-    const handle = await this.deltaHandle(paths, deltasInode, keepOpen);
-    let closeNow = !keepOpen;
+    const keep = keepOpen && this.localDisk;
+    const handle = await this.deltaHandle(paths, deltasInode, keep);
+    let closeNow = !keep;
     try {
       // E3: a torn tail from a crash mid-append is cut off before the next frame goes on.
       if (file.torn) await handle.truncate(file.validLength);

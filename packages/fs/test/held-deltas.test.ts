@@ -133,11 +133,11 @@ describe('delta files kept open under a lease', () => {
     expect(disk.counts.stat).toBeGreaterThan(0);
   });
 
-  it('stats are synchronous only on a local disk: never where isLocalDisk says no or is missing (fault injection)', async () => {
+  it('stats are synchronous and delta files kept open only on a local disk: never where isLocalDisk says no or is missing (fault injection)', async () => {
     for (const local of [true, false, undefined]) {
-      const disk = faultInjectingFileSystem();
+      const { disk, fileSystem: tracked, openPaths } = trackedDisk();
       let synchronousStats = 0;
-      const fileSystem = new Proxy(disk, {
+      const fileSystem = new Proxy(tracked, {
         get(target, property) {
           if (property === 'isLocalDisk') {
             return local === undefined ? undefined : async () => local;
@@ -145,7 +145,7 @@ describe('delta files kept open under a lease', () => {
           if (property === 'statSync') {
             return (path: string) => {
               synchronousStats++;
-              return target.statSync(path);
+              return disk.statSync(path);
             };
           }
           const value = Reflect.get(target, property);
@@ -162,10 +162,45 @@ describe('delta files kept open under a lease', () => {
           expecting(revision - 1),
         );
       }
+      const keptOpen = openPaths().includes('/store/sessions/s=/deltas');
       expect((await adapter.getDocument('sessions', 's'))?.revision).toBe(6);
-      if (local === true) expect(synchronousStats).toBeGreaterThan(0);
-      else expect(synchronousStats).toBe(0);
+      if (local === true) {
+        expect(synchronousStats).toBeGreaterThan(0);
+        expect(keptOpen).toBe(true);
+      } else {
+        expect(synchronousStats).toBe(0);
+        expect(keptOpen).toBe(false);
+      }
     }
+  });
+});
+
+describe('a lease whose look for waiters fails', () => {
+  it('B4: lets go of the lock and closes its delta file; the save goes on (fault injection)', async () => {
+    const { disk, fileSystem, openPaths } = trackedDisk();
+    const { adapter } = await openSimulated(disk, { fileSystem });
+    await adapter.putDocument('sessions', 's', full(1, '"base"'), create);
+    await adapter.putDocument('sessions', 's', delta(2, '"d2"'), expecting(1));
+    disk.inject({ operation: 'lstat', path: '/sessions/s=/lock.wait', code: 'EIO', times: 1 });
+    // Saves for three times the lease's look interval (50 ms), so a look fails.
+    let revision = 2;
+    const started = Date.now();
+    while (Date.now() - started < 150) {
+      revision++;
+      await adapter.putDocument(
+        'sessions',
+        's',
+        delta(revision, `"d${revision}"`),
+        expecting(revision - 1),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect((await adapter.getDocument('sessions', 's'))?.revision).toBe(revision);
+    expect(disk.counts.lstat).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_LET_GO_MS));
+    // The lease was let go: no lock file, no open delta file.
+    expect(openPaths()).not.toContain('/store/sessions/s=/deltas');
+    await expect(disk.lstat('/store/sessions/s=/lock')).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 
