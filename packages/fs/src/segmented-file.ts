@@ -45,6 +45,7 @@ export class SegmentedFiles {
    * only ever re-created for a new base, so the pair cannot be reused by another file.
    */
   private readonly linkedDeltas = new Map<string, string>();
+  /** Whether the root is on a local disk (`setLocalDisk`). */
   private localDisk = false;
   /** Delta files kept open by `appendDelta` under a leased lock, by directory. */
   private readonly heldDeltas = new Map<string, { handle: FileHandle; inode: number }>();
@@ -125,10 +126,10 @@ export class SegmentedFiles {
    * Returns the inspection after it.
    *
    * With `keepOpen` (a writer under a leased lock), on a local disk (`setLocalDisk`), the
-   * delta file stays open for the next
-   * append under the same lease, which saves an open and a close per save, each a round trip
-   * through libuv's thread pool; `closeHeld` closes it when the lease is let go. It is reused
-   * only while `deltasInode` (checked with a stat under the lock) is still its inode.
+   * delta file stays open for the next append under the same lease, which saves an open and
+   * a close per save, each a round trip through libuv's thread pool; `closeHeld` closes it
+   * when the lease is let go. It is reused only while `deltasInode` (checked with a stat
+   * under the lock) is still its inode.
    */
   async appendDelta(
     paths: SegmentPaths,
