@@ -1,10 +1,11 @@
-import type { Durability } from './durability.js';
+import { dirname, resolve } from 'node:path';
+import { Durability } from './durability.js';
 import { errorCode, isAlreadyExists, toBackendError } from './errors.js';
-import type { FileLocks } from './file-lock.js';
+import { FileLocks } from './file-lock.js';
 import type { FileSystem } from './file-system.js';
-import type { Layout } from './layout.js';
+import { Layout } from './layout.js';
 import type { ResolvedFsAdapterOptions } from './options.js';
-import type { SegmentedFiles } from './segmented-file.js';
+import { SegmentedFiles } from './segmented-file.js';
 
 /** What the stores of one adapter share. */
 export interface AdapterContext {
@@ -14,6 +15,26 @@ export interface AdapterContext {
   readonly durability: Durability;
   readonly segments: SegmentedFiles;
   readonly locks: FileLocks;
+}
+
+/** What one adapter's stores share, wired together (fsAdapter; tests of one store alone). */
+export function createAdapterContext(options: ResolvedFsAdapterOptions): AdapterContext {
+  const fileSystem = options.fileSystem;
+  const durability = new Durability(fileSystem);
+  const segments = new SegmentedFiles(fileSystem, durability);
+  return {
+    options,
+    fileSystem,
+    layout: new Layout(resolve(options.directory)),
+    durability,
+    segments,
+    locks: new FileLocks(
+      fileSystem,
+      { staleMs: options.lockStaleMs, timeoutMs: options.lockTimeoutMs },
+      // A document's or the index's lock file sits in the directory of its files.
+      (lockPath) => segments.closeHeld(dirname(lockPath)),
+    ),
+  };
 }
 
 /** mkdir -p; a directory that already exists is fine. */

@@ -1,4 +1,3 @@
-import { dirname, resolve } from 'node:path';
 import type {
   AdapterCapabilities,
   AppendLogResult,
@@ -20,20 +19,17 @@ import type {
 } from '@keepsake/core';
 import { BackendError, InvalidConfigError } from '@keepsake/core';
 import { writeFileAtomic } from './atomic-write.js';
-import { type AdapterContext, makeDirectory } from './context.js';
+import { type AdapterContext, createAdapterContext, makeDirectory } from './context.js';
 import { DocumentStore } from './document-store.js';
-import { Durability } from './durability.js';
 import { ADAPTER_NAME, backendCall, toBackendError } from './errors.js';
-import { FileLocks } from './file-lock.js';
 import { GroupCommitLog } from './group-commit-log.js';
 import { IndexStore } from './index-store.js';
 import { putDocumentWithIndexEntry } from './index-with-document.js';
 import { JournalStore } from './journal-store.js';
-import { LAYOUT_VERSION, Layout } from './layout.js';
+import { LAYOUT_VERSION } from './layout.js';
 import { replayDeadLogs } from './log-replay.js';
 import { type FsAdapterOptions, resolveOptions } from './options.js';
 import { QuarantineStore } from './quarantine.js';
-import { SegmentedFiles } from './segmented-file.js';
 import { sweepLeftovers } from './sweep.js';
 
 export const fsCapabilities: AdapterCapabilities = Object.freeze({
@@ -54,23 +50,8 @@ export const fsCapabilities: AdapterCapabilities = Object.freeze({
  */
 export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
   const resolved = resolveOptions(options);
-  const fileSystem = resolved.fileSystem;
-  const layout = new Layout(resolve(resolved.directory));
-  const durability = new Durability(fileSystem);
-  const segments = new SegmentedFiles(fileSystem, durability);
-  const context: AdapterContext = {
-    options: resolved,
-    fileSystem,
-    layout,
-    durability,
-    segments,
-    locks: new FileLocks(
-      fileSystem,
-      { staleMs: resolved.lockStaleMs, timeoutMs: resolved.lockTimeoutMs },
-      // A document's or the index's lock file sits in the directory of its files.
-      (lockPath) => segments.closeHeld(dirname(lockPath)),
-    ),
-  };
+  const context = createAdapterContext(resolved);
+  const { fileSystem, layout, durability, segments } = context;
   const documents = new DocumentStore(context);
   const index = new IndexStore(context);
   const groupCommitLog = new GroupCommitLog(context);

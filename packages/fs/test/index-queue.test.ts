@@ -1,33 +1,14 @@
-import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AdapterContext } from '../src/context.js';
-import { Durability } from '../src/durability.js';
-import { FileLocks } from '../src/file-lock.js';
+import { createAdapterContext } from '../src/context.js';
 import { IndexStore } from '../src/index-store.js';
-import { Layout } from '../src/layout.js';
 import { resolveOptions } from '../src/options.js';
-import { SegmentedFiles } from '../src/segmented-file.js';
 import { faultInjectingFileSystem } from '../src/testing/index.js';
 import { summary } from './helpers.js';
 
 /** The index store alone, on a simulated disk, wired as fsAdapter wires it. */
 async function openIndexStore(): Promise<IndexStore> {
   const fileSystem = faultInjectingFileSystem();
-  const durability = new Durability(fileSystem);
-  const segments = new SegmentedFiles(fileSystem, durability);
-  const options = resolveOptions({ directory: '/store', fileSystem });
-  const context: AdapterContext = {
-    options,
-    fileSystem,
-    layout: new Layout('/store'),
-    durability,
-    segments,
-    locks: new FileLocks(
-      fileSystem,
-      { staleMs: options.lockStaleMs, timeoutMs: options.lockTimeoutMs },
-      (lockPath) => segments.closeHeld(dirname(lockPath)),
-    ),
-  };
+  const context = createAdapterContext(resolveOptions({ directory: '/store', fileSystem }));
   await fileSystem.mkdir('/store/index');
   const index = new IndexStore(context);
   await index.initializeIfFresh();
