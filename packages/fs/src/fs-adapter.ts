@@ -58,11 +58,22 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
   const journals = new JournalStore(context, groupCommitLog);
   const quarantine = new QuarantineStore(context);
   let closed = false;
+  /**
+   * Calls begun and not yet settled: close() waits for them, so a write that began before it
+   * cannot take a lock (and keep a file open) after close() has let go of every lock.
+   */
+  const inFlight = new Set<Promise<unknown>>();
 
   /** Every call: refused once closed, and any untyped failure becomes a BackendError. */
   function call<T>(operation: string, action: () => Promise<T>): Promise<T> {
     if (closed) return Promise.reject(closedError(operation));
-    return backendCall(operation, action);
+    const result = backendCall(operation, action);
+    inFlight.add(result);
+    const forget = () => {
+      inFlight.delete(result);
+    };
+    result.then(forget, forget);
+    return result;
   }
 
   function closedError(operation: string): BackendError {
@@ -169,6 +180,8 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
     close: async () => {
       if (closed) return;
       closed = true;
+      // Their outcomes go to their callers; close() only waits for them to end.
+      await Promise.allSettled([...inFlight]);
       // Every journal is let go and the log closed even when a journal write failed (the
       // log is then kept on disk for replay, and close reports the failure).
       const drainFailure = await journals.drain().then(

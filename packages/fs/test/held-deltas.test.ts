@@ -175,6 +175,37 @@ describe('delta files kept open under a lease', () => {
   });
 });
 
+describe('close() with writes in flight', () => {
+  it('C2: waits for writes started before it, so no lock or open file outlives it (fault injection)', async () => {
+    const { disk, fileSystem, openPaths } = trackedDisk();
+    const { adapter } = await openSimulated(disk, { fileSystem });
+    const ids = ['s1', 's2', 's3'];
+    for (const id of ids) {
+      await adapter.putDocument('sessions', id, full(1, '"base"'), create);
+      await adapter.putDocument('sessions', id, delta(2, '"d2"'), expecting(1));
+    }
+    // Their leases lapse, so each write below takes its lock anew while close() runs.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_LET_GO_MS));
+    const writes = ids.map((id) =>
+      adapter.putDocument('sessions', id, delta(3, '"d3"'), expecting(2)),
+    );
+    await adapter.close();
+    expect(openPaths()).toEqual([]);
+    for (const id of ids) {
+      await expect(disk.lstat(`/store/sessions/${id}=/lock`)).rejects.toMatchObject({
+        code: 'ENOENT',
+      });
+    }
+    // The writes had begun: each landed before close() returned.
+    const outcomes = await Promise.allSettled(writes);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+  });
+});
+
 describe('a lease whose look for waiters fails', () => {
   it('B4: lets go of the lock and closes its delta file; the save goes on (fault injection)', async () => {
     const { disk, fileSystem, openPaths } = trackedDisk();
