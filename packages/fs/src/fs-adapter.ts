@@ -58,6 +58,7 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
   const journals = new JournalStore(context, groupCommitLog);
   const quarantine = new QuarantineStore(context);
   let closed = false;
+  let closing: Promise<void> | null = null;
   /**
    * Calls begun and not yet settled: close() waits for them, so a write that began before it
    * cannot take a lock (and keep a file open) after close() has let go of every lock.
@@ -177,23 +178,28 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
         await groupCommitLog.checkpoint();
         await durability.syncDirty(resolved.syncConcurrency);
       }),
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      // Their outcomes go to their callers; close() only waits for them to end.
-      await Promise.allSettled([...inFlight]);
-      // Every journal is let go and the log closed even when a journal write failed (the
-      // log is then kept on disk for replay, and close reports the failure).
-      const drainFailure = await journals.drain().then(
-        () => null,
-        (error: unknown) => ({ error }),
-      );
-      await backendCall('close', () => context.locks.dropAllLeases());
-      await backendCall('close', () => groupCommitLog.close());
-      if (drainFailure !== null)
-        await backendCall('close', () => Promise.reject(drainFailure.error));
+    // One close for every caller: a second close() resolves (or fails) with the first, never
+    // while the first is still waiting for calls in flight with locks held.
+    close: () => {
+      closing ??= closeOnce();
+      return closing;
     },
   };
+
+  async function closeOnce(): Promise<void> {
+    closed = true;
+    // Their outcomes go to their callers; close() only waits for them to end.
+    await Promise.allSettled([...inFlight]);
+    // Every journal is let go and the log closed even when a journal write failed (the
+    // log is then kept on disk for replay, and close reports the failure).
+    const drainFailure = await journals.drain().then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    await backendCall('close', () => context.locks.dropAllLeases());
+    await backendCall('close', () => groupCommitLog.close());
+    if (drainFailure !== null) await backendCall('close', () => Promise.reject(drainFailure.error));
+  }
 }
 
 /** A directory written by a later layout is refused rather than misread. */

@@ -189,6 +189,8 @@ describe('close() with writes in flight', () => {
     const writes = ids.map((id) =>
       adapter.putDocument('sessions', id, delta(3, '"d3"'), expecting(2)),
     );
+    const first = adapter.close();
+    // A second close() ends with the first, not while the first still waits for the writes.
     await adapter.close();
     expect(openPaths()).toEqual([]);
     for (const id of ids) {
@@ -196,6 +198,7 @@ describe('close() with writes in flight', () => {
         code: 'ENOENT',
       });
     }
+    await first;
     // The writes had begun: each landed before close() returned.
     const outcomes = await Promise.allSettled(writes);
     expect(outcomes.map((outcome) => outcome.status)).toEqual([
