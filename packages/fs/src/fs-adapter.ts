@@ -63,18 +63,26 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
    * Calls begun and not yet settled: close() waits for them, so a write that began before it
    * cannot take a lock (and keep a file open) after close() has let go of every lock.
    */
-  const inFlight = new Set<Promise<unknown>>();
+  const inFlight = new Set<Promise<void>>();
 
   /** Every call: refused once closed, and any untyped failure becomes a BackendError. */
   function call<T>(operation: string, action: () => Promise<T>): Promise<T> {
     if (closed) return Promise.reject(closedError(operation));
-    const result = backendCall(operation, action);
-    inFlight.add(result);
-    const forget = () => {
-      inFlight.delete(result);
-    };
-    result.then(forget, forget);
-    return result;
+    // Tracked by a promise of its own, not by a handler on the result: a caller that drops a
+    // rejected call still hears of it (an unhandled rejection), as without this bookkeeping.
+    let ended!: () => void;
+    const done = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    inFlight.add(done);
+    return backendCall(operation, async () => {
+      try {
+        return await action();
+      } finally {
+        inFlight.delete(done);
+        ended();
+      }
+    });
   }
 
   function closedError(operation: string): BackendError {
