@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import type { RunHandle, SessionStore } from '@keepsake/core';
 import { GroupCommitLog, SyncEachLog } from '../../baselines/append-logs.js';
+import { framedJson, jsonLine, type TokenEvent } from '../../baselines/encoded-events.js';
 import { type Contender, measureSideBySide, perSecond } from '../../harness/measure.js';
 import type { CaseResult, Measurement, Metric, SectionResult } from '../../harness/results.js';
+import { median, pairedRatios } from '../../harness/stats.js';
 import { flushPageCache } from '../../harness/workspace.js';
 import { describeMeasurements } from '../../report/format.js';
 import { text } from '../../workload/messages.js';
@@ -12,8 +14,12 @@ import { KEEPSAKE_FS, openFsStore } from './keepsake-fs.js';
 
 export const GROUP_COMMIT_LOOP = 'raw group-commit loop';
 export const FDATASYNC_PER_APPEND = 'one fdatasync per append';
+/** The raw loop, serializing each event as it comes (no target: it shows the floor). */
+export const GROUP_COMMIT_JSON = 'group-commit loop, JSON lines';
+/** The raw loop, serializing and framing each event as a journal must (E2; no target). */
+export const GROUP_COMMIT_FRAMED = 'group-commit loop, framed JSON';
 
-const CONTENDERS = 3;
+const CONTENDERS = 5;
 const THROUGHPUT: Metric = { unit: 'appends/s', higherIsBetter: true, format: 'rate' };
 /** The whole process's CPU time (user + system, all threads) per append of a trial. */
 const CPU_PER_APPEND: Metric = { unit: 'µs', higherIsBetter: false, format: 'rate' };
@@ -42,6 +48,7 @@ async function run(context: SectionContext): Promise<SectionResult> {
   const { config, progress } = context;
   const cases: CaseResult[] = [];
   const cpuCases: CaseResult[] = [];
+  const floors: string[] = [];
   for (const streams of config.journal.streams) {
     const label = `${streams} stream${streams === 1 ? '' : 's'}`;
     progress.beginCase(label);
@@ -49,12 +56,18 @@ async function run(context: SectionContext): Promise<SectionResult> {
     const keepsake = await keepsakeStreams(context, streams, perStream);
     const groupCommit = await groupCommitStreams(context, streams, perStream);
     const syncEach = await syncEachStreams(context, streams, perStream);
+    const json = await encodingGroupCommitStreams(context, streams, perStream, GROUP_COMMIT_JSON);
+    const framed = await encodingGroupCommitStreams(
+      context,
+      streams,
+      perStream,
+      GROUP_COMMIT_FRAMED,
+    );
+    const all = [keepsake, groupCommit, syncEach, json, framed];
     const cpu = new CpuPerAppend(streams * perStream);
     try {
       const measurements = await measureSideBySide(
-        [keepsake.contender, groupCommit.contender, syncEach.contender].map((contender) =>
-          cpu.measured(contender),
-        ),
+        all.map((contestant) => cpu.measured(contestant.contender)),
         config.rounds,
         (event) => {
           cpu.warmup = event.warmup;
@@ -62,12 +75,11 @@ async function run(context: SectionContext): Promise<SectionResult> {
         },
       );
       cases.push({ key: String(streams), label, x: streams, measurements });
+      floors.push(`${label}: ${describeFloors(measurements)}`);
       cpuCases.push({ key: String(streams), label, x: streams, measurements: cpu.measurements() });
       progress.keep(`  ${label}: ${describeMeasurements(THROUGHPUT, measurements)}`);
     } finally {
-      await keepsake.close();
-      await groupCommit.close();
-      await syncEach.close();
+      for (const contestant of all) await contestant.close();
     }
   }
   const eventBytes = config.journal.eventBytes;
@@ -80,7 +92,11 @@ async function run(context: SectionContext): Promise<SectionResult> {
       "`run.append({ type: 'token', … })` on a run per stream, `journal.durability: 'group'`. " +
       'Raw group-commit loop: every stream appends to one shared log file; what queues while ' +
       'a flush runs is written with one write and made durable with one fdatasync. One ' +
-      'fdatasync per append: each stream appends to its own file and fdatasyncs every record.',
+      'fdatasync per append: each stream appends to its own file and fdatasyncs every record. ' +
+      'The raw loop writes records prepared before the clock starts; the same loop with JSON ' +
+      'lines serializes each event as it comes, and with framed JSON also frames it with its ' +
+      'length and CRC32C, as a journal record must be (E2): the floor of any journal of ' +
+      'JavaScript objects, with no ids, timestamps, per-run files or locks.',
     tables: [
       {
         id: 'throughput',
@@ -106,13 +122,30 @@ async function run(context: SectionContext): Promise<SectionResult> {
     ],
     notes: [
       `Appends per trial: ${config.journal.streams.map((streams) => `${streams} × ${appendsPerStream(context, streams)}`).join(', ')} (streams × appends each).`,
-      'With one stream nothing can share an fdatasync, so all three contenders are bound by the disk alike; group commit pays off from 16 streams up.',
+      'With one stream nothing can share an fdatasync, so every contender is bound by the disk alike; group commit pays off from 16 streams up.',
       "Keepsake's runs are started, and each journal created, before the clock starts.",
       'CPU per append is the whole process (user + system time of every thread, `process.cpuUsage()`) over a trial, divided by its appends: where the time goes once the disk is shared.',
       "Node's file calls run on libuv's thread pool (4 threads by default, as in production), " +
         'so at most 4 fdatasync calls are in flight at once whatever the number of streams.',
+      `The floors, JSON lines / framed JSON (median of per-round ratios): ${floors.join('; ')}. ` +
+        'Where the framed-JSON floor is below a target, no journal that serializes and frames ' +
+        'its events on the event loop can meet that target on this machine.',
     ],
   };
+}
+
+/**
+ * How the JSON-lines and framed-JSON loops fared, in appends/s, against the two baselines the
+ * targets name (median of per-round ratios).
+ */
+function describeFloors(measurements: readonly Measurement[]): string {
+  const samples = (name: string) =>
+    measurements.find((measurement) => measurement.contender === name)?.samples ?? [];
+  const ratio = (name: string, baseline: string) =>
+    `${median(pairedRatios(samples(name), samples(baseline))).toFixed(2)}×`;
+  const against = (baseline: string) =>
+    `${ratio(GROUP_COMMIT_JSON, baseline)} / ${ratio(GROUP_COMMIT_FRAMED, baseline)} the ${baseline}`;
+  return `${against(GROUP_COMMIT_LOOP)}, ${against(FDATASYNC_PER_APPEND)}`;
 }
 
 /**
@@ -220,6 +253,36 @@ async function groupCommitStreams(
     contender: {
       name: GROUP_COMMIT_LOOP,
       trial: () => drive(streams, perStream, (stream) => log.append(records[stream] as Buffer)),
+    },
+    async close() {
+      await log.close();
+      await context.workspace.remove(directory);
+    },
+  };
+}
+
+/**
+ * The raw group-commit loop with each event serialized (and, for framed JSON, framed) as it
+ * is appended, from the same event object Keepsake gets.
+ */
+async function encodingGroupCommitStreams(
+  context: SectionContext,
+  streams: number,
+  perStream: number,
+  name: typeof GROUP_COMMIT_JSON | typeof GROUP_COMMIT_FRAMED,
+): Promise<Streams> {
+  const directory = await context.workspace.directory('journal-encoding-group-commit');
+  const log = await GroupCommitLog.open(join(directory, 'shared.log'));
+  const encode = name === GROUP_COMMIT_JSON ? jsonLine : framedJson;
+  // The very event Keepsake's streams append.
+  const event: TokenEvent = {
+    type: 'token',
+    data: { text: text(context.config.journal.eventBytes - RECORD_OVERHEAD, streams) },
+  };
+  return {
+    contender: {
+      name,
+      trial: () => drive(streams, perStream, (_, index) => log.append(encode(event, index + 1))),
     },
     async close() {
       await log.close();
