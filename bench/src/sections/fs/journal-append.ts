@@ -54,7 +54,7 @@ async function run(context: SectionContext): Promise<SectionResult> {
     progress.beginCase(label);
     const perStream = appendsPerStream(context, streams);
     const keepsake = await keepsakeStreams(context, streams, perStream);
-    const groupCommit = await groupCommitStreams(context, streams, perStream);
+    const groupCommit = await rawGroupCommitStreams(context, streams, perStream);
     const syncEach = await syncEachStreams(context, streams, perStream);
     const json = await encodingGroupCommitStreams(context, streams, perStream, GROUP_COMMIT_JSON);
     const framed = await encodingGroupCommitStreams(
@@ -239,20 +239,24 @@ function rawRecord(bytes: number, stream: number): Buffer {
   return Buffer.from(`${JSON.stringify({ stream, type: 'token', text: padding })}\n`);
 }
 
+/**
+ * Streams appending to one raw group-commit log, each append's bytes from `recordFor`: the
+ * raw loop's records are prepared before the clock starts, the floors' are made per append.
+ */
 async function groupCommitStreams(
   context: SectionContext,
   streams: number,
   perStream: number,
+  name: string,
+  recordFor: (stream: number, index: number) => Uint8Array,
 ): Promise<Streams> {
   const directory = await context.workspace.directory('journal-group-commit');
   const log = await GroupCommitLog.open(join(directory, 'shared.log'));
-  const records = Array.from({ length: streams }, (_, stream) =>
-    rawRecord(context.config.journal.eventBytes, stream),
-  );
   return {
     contender: {
-      name: GROUP_COMMIT_LOOP,
-      trial: () => drive(streams, perStream, (stream) => log.append(records[stream] as Buffer)),
+      name,
+      trial: () =>
+        drive(streams, perStream, (stream, index) => log.append(recordFor(stream, index))),
     },
     async close() {
       await log.close();
@@ -261,34 +265,42 @@ async function groupCommitStreams(
   };
 }
 
+function rawGroupCommitStreams(
+  context: SectionContext,
+  streams: number,
+  perStream: number,
+): Promise<Streams> {
+  const records = Array.from({ length: streams }, (_, stream) =>
+    rawRecord(context.config.journal.eventBytes, stream),
+  );
+  return groupCommitStreams(
+    context,
+    streams,
+    perStream,
+    GROUP_COMMIT_LOOP,
+    (stream) => records[stream] as Buffer,
+  );
+}
+
 /**
  * The raw group-commit loop with each event serialized (and, for framed JSON, framed) as it
  * is appended, from the same event object Keepsake gets.
  */
-async function encodingGroupCommitStreams(
+function encodingGroupCommitStreams(
   context: SectionContext,
   streams: number,
   perStream: number,
   name: typeof GROUP_COMMIT_JSON | typeof GROUP_COMMIT_FRAMED,
 ): Promise<Streams> {
-  const directory = await context.workspace.directory('journal-encoding-group-commit');
-  const log = await GroupCommitLog.open(join(directory, 'shared.log'));
   const encode = name === GROUP_COMMIT_JSON ? jsonLine : framedJson;
   // The very event Keepsake's streams append.
   const event: TokenEvent = {
     type: 'token',
     data: { text: text(context.config.journal.eventBytes - RECORD_OVERHEAD, streams) },
   };
-  return {
-    contender: {
-      name,
-      trial: () => drive(streams, perStream, (_, index) => log.append(encode(event, index + 1))),
-    },
-    async close() {
-      await log.close();
-      await context.workspace.remove(directory);
-    },
-  };
+  return groupCommitStreams(context, streams, perStream, name, (_, index) =>
+    encode(event, index + 1),
+  );
 }
 
 async function syncEachStreams(
