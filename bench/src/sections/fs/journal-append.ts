@@ -138,13 +138,13 @@ async function run(context: SectionContext): Promise<SectionResult> {
  * How the JSON-lines and framed-JSON loops fared, in appends/s, against the two baselines the
  * targets name (median of per-round ratios).
  */
-function describeFloors(measurements: readonly Measurement[]): string {
+export function describeFloors(measurements: readonly Measurement[]): string {
   const samples = (name: string) =>
     measurements.find((measurement) => measurement.contender === name)?.samples ?? [];
   const ratio = (name: string, baseline: string) =>
     `${median(pairedRatios(samples(name), samples(baseline))).toFixed(2)}×`;
   const against = (baseline: string) =>
-    `${ratio(GROUP_COMMIT_JSON, baseline)} / ${ratio(GROUP_COMMIT_FRAMED, baseline)} the ${baseline}`;
+    `${ratio(GROUP_COMMIT_JSON, baseline)} / ${ratio(GROUP_COMMIT_FRAMED, baseline)} against ${baseline}`;
   return `${against(GROUP_COMMIT_LOOP)}, ${against(FDATASYNC_PER_APPEND)}`;
 }
 
