@@ -219,7 +219,17 @@ export interface DeleteOptions {
 }
 
 export type PutResult =
-  | { readonly ok: true }
+  | {
+      readonly ok: true;
+      /**
+       * B7, with `indexEntry` only: the document was written (durably when asked), but its
+       * index entry was not. The adapter resolves rather than rejects, because the write
+       * landed and reporting it as failed would be untrue (a retry of a create would then
+       * meet its own document). Core reports the failure as a `warning` event and retries
+       * the entry before the next listing (see `SessionPersistence`).
+       */
+      readonly indexFailure?: Error;
+    }
   | { readonly ok: false; readonly currentRevision: number | null };
 
 export interface ListDocumentsOptions {

@@ -1,6 +1,7 @@
 import { readWholeJournal } from './journal-read.js';
 import type { JournalWriter } from './journal-writer.js';
 import { createMarker } from './markers.js';
+import { pendingUserMessage } from './pending-user-message.js';
 import { JournalSealedError } from './run-errors.js';
 import type { RunHost } from './run-host.js';
 import type { CancelOutcome, CompleteRunInput } from './run-types.js';
@@ -31,7 +32,7 @@ export async function writeCompletedTurn(
   const snapshot = snapshotOf(session);
   try {
     if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-      session.messages.push(pending.userMessage);
+      session.messages.push(pendingUserMessage(pending));
     }
     if (input.assistantMessages !== undefined) {
       input.assistantMessages.forEach((message, index) => {
@@ -103,7 +104,7 @@ export async function interruptPendingTurn(
   const snapshot = snapshotOf(session);
   try {
     if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-      session.messages.push(pending.userMessage);
+      session.messages.push(pendingUserMessage(pending));
     }
     foldJournal(session, journal.records, session.messages.length, {
       runId,

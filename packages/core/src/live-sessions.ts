@@ -49,8 +49,11 @@ export class LiveSessions {
     return saved;
   }
 
-  /** Picks the cache entry a caller's session object belongs to (B4). */
-  async adoptForSave(session: Session): Promise<CacheEntry> {
+  /**
+   * Picks the cache entry a caller's session object belongs to (B4). A copy at the stored
+   * revision is checked here but adopted by the write only once it lands (B5, C4).
+   */
+  async entryForSave(session: Session): Promise<CacheEntry> {
     const id = session.id;
     let entry = this.cache.peek(id);
     if (entry === undefined) {
@@ -61,11 +64,8 @@ export class LiveSessions {
         );
       }
     }
-    if (entry.session !== session) {
-      if (session.revision !== entry.storedRevision) {
-        throw new RevisionConflictError(id, session.revision, entry.storedRevision);
-      }
-      entry.session = session;
+    if (entry.session !== session && session.revision !== entry.storedRevision) {
+      throw new RevisionConflictError(id, session.revision, entry.storedRevision);
     }
     return entry;
   }

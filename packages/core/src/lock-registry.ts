@@ -4,10 +4,24 @@ import { LockReentryError } from './input-errors.js';
 /** One async mutex. Its identity is the object: ids are only names that point at it. */
 interface LockEntry {
   readonly serial: number;
-  /** Resolves when the current holder releases. */
+  /** Resolves when the last one queued so far releases. */
   tail: Promise<void>;
   holders: number;
   waiters: number;
+  /**
+   * D2: the mutex this one was merged into by a rename. Ids no longer name a merged
+   * mutex; whoever was still queued on it moves to this one once its turn comes.
+   */
+  mergedInto: LockEntry | null;
+}
+
+/** One caller's place in one mutex's queue. */
+interface Turn {
+  readonly entry: LockEntry;
+  /** Resolves when the caller before this one lets go. */
+  readonly previous: Promise<void>;
+  /** Lets the caller after this one in. */
+  readonly done: () => void;
 }
 
 let nextSerial = 1;
@@ -16,8 +30,11 @@ let nextSerial = 1;
  * D1/D2: one async mutex per session in a process.
  * - Re-entry from the async context that holds a lock is detected through
  *   AsyncLocalStorage and raised as LockReentryError instead of deadlocking.
- * - `alias(newId, oldId)` points a rotated id at the same mutex, also when the old id's
- *   entry was already pruned.
+ * - `withLocks` takes several mutexes at once: its place in every queue is taken in one
+ *   step, so whoever asks for any of them later waits for it (a rename holds both ids).
+ * - `alias(newId, oldId)` makes both ids name one mutex, also when the old id's entry was
+ *   already pruned. If `newId` had a mutex of its own, it is merged: a caller still queued
+ *   on it moves to the shared one instead of entering beside its holder.
  * - Idle entries are pruned as soon as nobody holds or awaits them, so the registry does
  *   not grow with the number of sessions ever touched.
  */
@@ -48,42 +65,43 @@ export class LockRegistry {
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const entry = this.entryFor(id);
-    const heldNow = this.held.getStore();
-    if (heldNow?.has(entry)) throw new LockReentryError(id);
-    entry.waiters++;
-    const previous = entry.tail;
-    let release!: () => void;
-    entry.tail = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    try {
-      await previous;
-    } finally {
-      entry.waiters--;
-      entry.holders++;
-    }
-    const nextHeld = new Set(heldNow ?? []);
-    nextHeld.add(entry);
-    try {
-      return await this.held.run(nextHeld, fn);
-    } finally {
-      entry.holders--;
-      release();
-      this.prune(entry);
-    }
+    if (this.holds(id)) throw new LockReentryError(id);
+    return this.withLocks([id], fn);
   }
 
   /** Runs `fn` under the lock of `id`, or directly when this context already holds it. */
   async withLockIfNotHeld<T>(id: string, fn: () => Promise<T>): Promise<T> {
     if (this.holds(id)) return fn();
-    return this.withLock(id, fn);
+    return this.withLocks([id], fn);
   }
 
-  /** D2: makes `newId` name the same mutex as `oldId`. */
+  /**
+   * Runs `fn` holding the locks of all `ids` (those this context holds already are kept
+   * as they are). Its place in each queue is taken at once, before waiting for any.
+   */
+  async withLocks<T>(ids: readonly string[], fn: () => Promise<T>): Promise<T> {
+    const heldNow = this.held.getStore();
+    const turns = await this.acquire(ids, heldNow);
+    const nextHeld = new Set(heldNow ?? []);
+    for (const turn of turns) nextHeld.add(turn.entry);
+    try {
+      return await this.held.run(nextHeld, fn);
+    } finally {
+      this.release(turns);
+    }
+  }
+
+  /** D2: makes `newId` name the same mutex as `oldId` (merging the one `newId` had). */
   alias(newId: string, oldId: string): void {
-    const entry = this.entryFor(oldId);
-    this.entries.set(newId, entry);
+    const target = this.entryFor(oldId);
+    const absorbed = this.entries.get(newId);
+    if (absorbed !== undefined && absorbed !== target) {
+      absorbed.mergedInto = target;
+      for (const [id, candidate] of this.entries) {
+        if (candidate === absorbed) this.entries.set(id, target);
+      }
+    }
+    this.entries.set(newId, target);
   }
 
   /** Runs `fn` outside every held lock's context (timers and background work use this). */
@@ -91,10 +109,59 @@ export class LockRegistry {
     return this.held.exit(fn);
   }
 
+  private async acquire(
+    ids: readonly string[],
+    heldNow: ReadonlySet<LockEntry> | undefined,
+  ): Promise<Turn[]> {
+    for (;;) {
+      const wanted = [...new Set(ids.map((id) => this.entryFor(id)))].filter(
+        (entry) => !(heldNow?.has(entry) ?? false),
+      );
+      const turns = wanted.map((entry) => this.queue(entry));
+      try {
+        await Promise.all(turns.map((turn) => turn.previous));
+      } finally {
+        for (const turn of turns) {
+          turn.entry.waiters--;
+          turn.entry.holders++;
+        }
+      }
+      // A rename merged a mutex we queued on while we waited: its holder let go of it for
+      // good, and the id now names the mutex it was merged into. Queue again there.
+      if (turns.every((turn) => turn.entry.mergedInto === null)) return turns;
+      this.release(turns);
+    }
+  }
+
+  /** Takes the next place in `entry`'s queue: wait for `previous`, then hold until `done`. */
+  private queue(entry: LockEntry): Turn {
+    entry.waiters++;
+    const previous = entry.tail;
+    let done!: () => void;
+    entry.tail = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    return { entry, previous, done };
+  }
+
+  private release(turns: readonly Turn[]): void {
+    for (const turn of turns) {
+      turn.entry.holders--;
+      turn.done();
+      this.prune(turn.entry);
+    }
+  }
+
   private entryFor(id: string): LockEntry {
     let entry = this.entries.get(id);
     if (entry === undefined) {
-      entry = { serial: nextSerial++, tail: Promise.resolve(), holders: 0, waiters: 0 };
+      entry = {
+        serial: nextSerial++,
+        tail: Promise.resolve(),
+        holders: 0,
+        waiters: 0,
+        mergedInto: null,
+      };
       this.entries.set(id, entry);
     }
     return entry;

@@ -1,6 +1,7 @@
 import type { StorageAdapter } from './adapter.js';
 import { readWholeJournal } from './journal-read.js';
 import { createMarker, rewordMarker } from './markers.js';
+import { pendingUserMessage } from './pending-user-message.js';
 import type { RunTerminalState } from './run-types.js';
 import type { JournalRecord, MarkerType, MarkerWording, Message, Session } from './schemas.js';
 import { terminalStateOf } from './terminal-state.js';
@@ -48,7 +49,7 @@ export async function repairPendingTurn(
   if (context.now - lastSign < context.graceMs) return 'alive';
 
   if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-    session.messages.push({ ...pending.userMessage, recovered: true });
+    session.messages.push({ ...pendingUserMessage(pending), recovered: true });
   }
   const terminal = terminalStateOf(journal.records);
   const fold = foldJournal(session, journal.records, session.messages.length, {

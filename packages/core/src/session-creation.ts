@@ -87,8 +87,10 @@ export async function rotateSession(
   assertValidId(newId);
   await host.ready('rename a session');
   if (oldId === newId) throw new InvalidInputError('rename(): the new id equals the old one');
-  return host.locks.withLockIfNotHeld(oldId, async () => {
-    // D2: the new id names the very mutex held under the old one.
+  // D1/D2: both ids are locked, in one step, before anything changes: a holder of either
+  // finishes first, and whoever asks for either after this call waits for the rename.
+  return host.locks.withLocks([oldId, newId], async () => {
+    // The new id then names the very mutex held under the old one, for good.
     host.locks.alias(newId, oldId);
     const parentEntry = await host.liveSessions.entryFor(oldId);
     const parent = parentEntry.session;

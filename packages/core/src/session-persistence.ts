@@ -2,6 +2,7 @@ import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { deepFreeze, encodeDelta, encodeFull, headOf, summaryOf } from './document-codec.js';
+import { IndexRepairs } from './index-repairs.js';
 import { LimitExceededError, ShrinkRefusedError } from './input-errors.js';
 import { readRetainedRevision, retainStoredRevision } from './retained-revisions.js';
 import type { Session } from './schemas.js';
@@ -29,7 +30,12 @@ export interface PersistenceOptions {
  * Callers hold the session's lock.
  */
 export class SessionPersistence {
-  constructor(private readonly options: PersistenceOptions) {}
+  /** B7: index entries to write again after a failure (see IndexRepairs). */
+  readonly indexRepairs: IndexRepairs;
+
+  constructor(private readonly options: PersistenceOptions) {
+    this.indexRepairs = new IndexRepairs(options.adapter, options.emit);
+  }
 
   /** Reads a session from storage into a fresh cache entry. */
   async read(id: string): Promise<CacheEntry> {
@@ -49,16 +55,20 @@ export class SessionPersistence {
   }
 
   /**
-   * Writes the entry's session (B1–B7). On failure nothing in the entry changes.
+   * Writes the entry's session (B1–B7), or `candidate`, a caller's copy of it at the stored
+   * revision, which becomes the entry's live session only once its write has landed. On
+   * failure nothing in the entry changes (B4, B5, C4: a refused copy never replaces the
+   * live instance, so later loads, flushes and repairs never see it).
    * `rewriteRevision` (C1, clean sessions only) re-persists the stored revision as it is,
    * so a flush never bumps a revision another instance holds.
    */
   async write(
     entry: CacheEntry,
     options: SaveOptions & { rewriteRevision?: boolean },
+    candidate: Session = entry.session,
   ): Promise<Session> {
     const { adapter, clock, limits } = this.options;
-    const session = entry.session;
+    const session = candidate;
     const now = clock.now();
     assertWritable(session);
     normalizeMessages(session, entry.storedMessages, now);
@@ -139,6 +149,7 @@ export class SessionPersistence {
       this.options.emit({ type: 'conflict', sessionId: session.id });
       throw new RevisionConflictError(session.id, entry.storedRevision, result.currentRevision);
     }
+    entry.session = session;
     session.revision = revision;
     session.updatedAt = updatedAt;
     for (const message of useDelta ? writtenMessages.slice(stored.length) : writtenMessages) {
@@ -152,10 +163,25 @@ export class SessionPersistence {
     entry.storedBytes = totalBytes;
     entry.durable = durable;
     entry.indexStale = options.skipIndex === true;
-    if (options.skipIndex !== true && !indexWithDocument) {
-      await adapterCall(adapter.name, 'update the session index', () =>
-        adapter.putIndexEntry(writtenSummary, { durable }),
-      );
+    if (options.skipIndex !== true) {
+      // B7: the document has landed, so this save succeeded whatever the index does; a
+      // failed entry is reported and written again (IndexRepairs), never thrown as if the
+      // save had failed (a retried create would then meet its own document).
+      let indexFailure = indexWithDocument ? result.indexFailure : undefined;
+      if (!indexWithDocument) {
+        indexFailure = await adapterCall(adapter.name, 'update the session index', () =>
+          adapter.putIndexEntry(writtenSummary, { durable }),
+        ).then(
+          () => undefined,
+          (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+        );
+      }
+      if (indexFailure === undefined) {
+        this.indexRepairs.forget(session.id);
+      } else {
+        entry.indexStale = true;
+        this.indexRepairs.failed(writtenSummary, indexFailure);
+      }
     }
     this.options.emit({
       type: 'save',
@@ -179,13 +205,24 @@ export class SessionPersistence {
     return entry.deltaBytesSinceFull >= compactRatio * fullBytes;
   }
 
-  /** Whether the live session differs from what was last written (C4). */
+  /**
+   * Whether the live session differs from what was last written (C4). Never throws: a
+   * session the application filled with something that cannot be stored (a bigint, a
+   * cycle) is dirty, so it stays cached and its save reports the problem to the caller,
+   * instead of an unrelated call (an eviction check, a flush, a close) throwing.
+   */
   isDirty(entry: CacheEntry): boolean {
     if (entry.storedRevision === null) return true;
     const { session } = entry;
     const stored = entry.storedMessages;
-    if (session.messages.length !== stored.length) return true;
+    if (!Array.isArray(session.messages) || session.messages.length !== stored.length) {
+      return true;
+    }
     if (stored.some((message, index) => session.messages[index] !== message)) return true;
-    return JSON.stringify(headOf(session)) !== entry.storedHeadText;
+    try {
+      return JSON.stringify(headOf(session)) !== entry.storedHeadText;
+    } catch {
+      return true;
+    }
   }
 }

@@ -123,6 +123,13 @@ export class StoreRuns implements RunHost {
         const outcome = await repairPendingTurn(session, this.recoveryContext());
         if (outcome === 'alive') throw new SessionBusyError(sessionId, session.pending.streamId);
       }
+      // E1: the question is added at the end of the turn only if its id is new, so an id
+      // already in the transcript would silently drop it then; refuse it now instead.
+      if (session.messages.some((message) => message.id === userMessage.id)) {
+        throw new InvalidInputError(
+          `beginRun(): userMessage.id "${userMessage.id}" is already the id of a message in session "${sessionId}"; omit it to get a fresh one`,
+        );
+      }
       const previousPending = session.pending;
       session.pending = {
         streamId: runId,

@@ -94,8 +94,8 @@ export class StoreSessions {
     const { locks, cache, persistence, liveSessions } = this.store;
     await this.store.ready('save a session');
     return locks.withLockIfNotHeld(id, async () => {
-      const entry = await liveSessions.adoptForSave(session);
-      const saved = await persistence.write(entry, options);
+      const entry = await liveSessions.entryForSave(session);
+      const saved = await persistence.write(entry, options, session);
       cache.set(id, entry);
       return saved;
     });
@@ -110,6 +110,7 @@ export class StoreSessions {
       const cached = cache.peek(id) !== undefined;
       const existed = await removeStoredSession(adapter, id);
       cache.delete(id);
+      this.store.persistence.indexRepairs.forget(id);
       lifecycle.forget(id);
       return existed || cached;
     });

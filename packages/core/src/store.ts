@@ -140,6 +140,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
 
   async list(options: ListOptions = {}): Promise<SessionPage> {
     await this.ready('list sessions');
+    await this.persistence.indexRepairs.catchUp((id, fn) => this.locks.withLockIfNotHeld(id, fn));
     return listSessions(this.adapter, this.clock, options);
   }
 
@@ -204,19 +205,31 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     return this.closePromise;
   }
 
+  /**
+   * C2: always ends closed with the adapter closed, whatever failed on the way; a failure
+   * to flush one session is reported in the flush report, never thrown for all of them.
+   */
   private async closeOnce(): Promise<CloseReport> {
     this.state = 'closing';
-    await Promise.all(this.runs.all().map((run) => run.stopCheckpoint()));
-    const lifecycle = await this.lifecycle.drain();
-    const flush = await this.flushEverything();
-    this.state = 'closed';
-    await this.adapter.close().catch(() => undefined);
-    return { flush, lifecycle };
+    try {
+      await Promise.allSettled(this.runs.all().map((run) => run.stopCheckpoint()));
+      const lifecycle = await this.lifecycle.drain();
+      const flush = await this.flushEverything();
+      return { flush, lifecycle };
+    } finally {
+      this.state = 'closed';
+      await this.adapter.close().catch(() => undefined);
+    }
   }
 
   private flushEverything(): Promise<FlushReport> {
+    // C4: an evicted session the application still holds is flushed too when it has
+    // anything unsaved or not yet durable; one that is stored durably costs nothing.
+    const released = this.cache
+      .released()
+      .filter((entry) => !entry.durable || this.persistence.isDirty(entry));
     return flushCachedSessions({
-      entries: this.cache.values(),
+      entries: [...this.cache.values(), ...released],
       persistence: this.persistence,
       locks: this.locks,
       adapter: this.adapter,

@@ -29,6 +29,7 @@ import {
 } from '../harness/fixtures.js';
 import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineRefusedWriteTests } from './b-refused-writes.js';
 
 const SUMMARY_FIELDS = Object.keys(sessionSummarySchema.shape);
 
@@ -51,6 +52,7 @@ export function defineSaves(suite: SpecRegistrar): void {
   defineShrinkTests(suite);
   defineIndexTests(suite);
   defineDeleteTests(suite);
+  defineRefusedWriteTests(suite);
 }
 
 function defineAtomicityTests(suite: SpecRegistrar): void {

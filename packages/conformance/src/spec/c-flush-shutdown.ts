@@ -30,6 +30,7 @@ import {
   textMessage,
   userInput,
 } from '../harness/fixtures.js';
+import { collectGarbage } from '../harness/garbage-collection.js';
 import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
@@ -479,19 +480,51 @@ function defineCacheTests(suite: SpecRegistrar): void {
 
   suite.test('C4', 'the cache is bounded', async (env) => {
     const opened = await env.openStore({ cache: { maxSessions: 2 } });
-    const sessions = await createSessions(env, opened.store, 4);
+    const ids = (await createSessions(env, opened.store, 4)).map((session) => session.id);
     expect(opened.store.diagnostics().cachedSessions).toBeLessThanOrEqual(2);
+    // Nothing holds the evicted session objects any more: the store lets go of them.
+    await collectGarbage();
     opened.adapter.clearCalls();
-    await opened.store.load(sessions[0]!.id);
-    expect(
-      sessionReads(opened, sessions[0]!.id),
-      'the oldest session was evicted and is read again',
-    ).toBe(1);
-    await opened.store.load(sessions[3]!.id);
-    expect(sessionReads(opened, sessions[3]!.id), 'a recent session is still cached').toBe(0);
-    for (const session of sessions) await opened.store.load(session.id);
+    await opened.store.load(ids[0]!);
+    expect(sessionReads(opened, ids[0]!), 'the oldest session was evicted and is read again').toBe(
+      1,
+    );
+    await opened.store.load(ids[3]!);
+    expect(sessionReads(opened, ids[3]!), 'a recent session is still cached').toBe(0);
+    for (const id of ids) await opened.store.load(id);
     expect(opened.store.diagnostics().cachedSessions).toBeLessThanOrEqual(2);
   });
+
+  suite.test(
+    'C4',
+    'an evicted session the application still holds stays the live instance (no edit lost)',
+    async (env) => {
+      const opened = await env.openStore({ cache: { maxSessions: 1 } });
+      const { store } = opened;
+      const active = await store.load((await createSessions(env, store, 1))[0]!.id);
+      const created = await store.create({ id: env.id() });
+      // Churn: each load evicts the one before (maxSessions: 1).
+      const others = await createSessions(env, store, 3);
+      for (const other of others) await store.load(other.id);
+      expect(store.diagnostics().cachedSessions).toBeLessThanOrEqual(1);
+      active.messages.push(textMessage(env, 'user', 'edited after eviction'));
+      created.title = 'created, then evicted';
+      const flush = await store.flushAll();
+      expect(flush.failed).toEqual([]);
+      expect(await store.load(active.id), 'load returns the object the caller holds').toBe(active);
+      expect(await store.load(created.id)).toBe(created);
+      const reader = await env.openStore();
+      expect(contentsOf(await reader.store.load(active.id))).toContain('edited after eviction');
+      expect((await reader.store.load(created.id)).title).toBe('created, then evicted');
+      // close() covers an evicted, held, edited session the same way.
+      for (const other of others) await store.load(other.id);
+      active.messages.push(textMessage(env, 'assistant', 'edited before close'));
+      const closed = await store.close();
+      expect(closed.flush.failed).toEqual([]);
+      const afterClose = await env.openStore();
+      expect(contentsOf(await afterClose.store.load(active.id))).toContain('edited before close');
+    },
+  );
 
   suite.test(
     'C4',
@@ -542,6 +575,8 @@ function defineCacheTests(suite: SpecRegistrar): void {
     await store.list({ limit: 1000, includeRotated: true });
     expect(store.diagnostics().cachedSessions, 'list() did not grow the cache').toBe(2);
     await store.load(sessions[2]!.id);
+    // The test holds none of this store's session objects: an evicted one is let go.
+    await collectGarbage();
     opened.adapter.clearCalls();
     await store.load(sessions[1]!.id);
     expect(sessionReads(opened, sessions[1]!.id), 'the most recently loaded stays cached').toBe(0);

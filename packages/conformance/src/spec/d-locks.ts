@@ -30,6 +30,7 @@ import {
 } from '../harness/fixtures.js';
 import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineRenameLockMergeTests } from './d-rename-lock-merge.js';
 
 /** Two fresh ids and a session under the first, with one message, ready to be renamed. */
 async function sessionToRename(
@@ -64,6 +65,7 @@ function renameInsideHeldLock(
 }
 
 export function defineLocks(suite: SpecRegistrar): void {
+  defineRenameLockMergeTests(suite);
   suite.test('D1', 'withLock serializes work on one session, not across sessions', async (env) => {
     const { store } = await env.openStore();
     const order: string[] = [];
