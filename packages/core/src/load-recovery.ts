@@ -45,28 +45,40 @@ export class LoadRecovery {
       await locks.withLock(id, async () => {
         const current = cache.peek(id) ?? entry;
         let changed = false;
+        let repaired: string | null = null;
         const pending = current.session.pending;
         if (pending !== null && !runs.has(id)) {
           const outcome = await repairPendingTurn(current.session, runs.recoveryContext());
           if (outcome !== 'alive') {
             changed = true;
+            repaired = pending.streamId;
             this.host.emit({ type: 'recovery', sessionId: id, runId: pending.streamId, outcome });
           }
         }
-        if (await retryPendingMarkers(current.session, runs.recoveryContext())) changed = true;
+        const retried = await retryPendingMarkers(
+          current.session,
+          runs.recoveryContext(),
+          repaired,
+        );
+        if (retried.changed) changed = true;
         // A marker removed because its journal completed is the only shrink recovery makes.
         if (changed) {
-          await liveSessions.write(current, {
-            fsync: true,
-            touchUpdatedAt: false,
-            allowShrink: true,
-          });
+          try {
+            await liveSessions.write(current, {
+              fsync: true,
+              touchUpdatedAt: false,
+              allowShrink: retried.removedMarker,
+            });
+          } catch (error) {
+            if (!RevisionConflictError.isInstance(error)) throw error;
+            // F3: another instance changed the session first (most likely its own repair
+            // of the same turn): this load returns what that instance stored, not the
+            // stale session this repair started from, and the next save starts from it.
+            this.host.emit({ type: 'conflict', sessionId: id });
+            await liveSessions.replaceFromStorage(current);
+          }
         }
       });
-    } catch (error) {
-      if (!RevisionConflictError.isInstance(error)) throw error;
-      // Another instance changed the session first; it will be repaired on a later load.
-      this.host.emit({ type: 'conflict', sessionId: id });
     } finally {
       this.recoveriesInFlight.delete(id);
     }

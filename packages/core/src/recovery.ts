@@ -1,11 +1,18 @@
 import type { StorageAdapter } from './adapter.js';
 import { readWholeJournal } from './journal-read.js';
-import { createMarker, rewordMarker } from './markers.js';
+import { createMarker } from './markers.js';
 import { pendingUserMessage } from './pending-user-message.js';
-import type { RunTerminalState } from './run-types.js';
-import type { JournalRecord, MarkerType, MarkerWording, Message, Session } from './schemas.js';
-import { terminalStateOf } from './terminal-state.js';
+import type { JournalReadResult } from './run-types.js';
+import type { JournalRecord, Message, Session } from './schemas.js';
+import { isFinalState, terminalStateOf } from './terminal-state.js';
 import { foldJournal } from './transcript.js';
+import {
+  endsForTheUser,
+  isSuperseded,
+  keepsWatching,
+  markerForJournal,
+  withWatch,
+} from './turn-markers.js';
 
 export interface RecoverySettings {
   graceMs: number;
@@ -18,11 +25,17 @@ export interface RecoveryContext extends RecoverySettings {
   now: number;
   /** F3: appends the interrupted-by-crash record to a dead run's journal. */
   appendCrashRecord(sessionId: string, runId: string): Promise<void>;
+  /** Reports a problem recovery worked around (a `warning` event). */
+  warn(sessionId: string, message: string): void;
 }
 
 export type PendingRepairOutcome = 'alive' | 'completed' | 'recovered' | 'pending-retry' | 'final';
 
-/** Whether a load should look at this session: a pending turn not owned here, or a retry marker. */
+/**
+ * Whether a load should look at this session: a pending turn not owned here, or a marker
+ * still watching its journal. A watching marker that a later turn superseded needs a look
+ * too (to stop watching, without reading anything); one that is settled needs none (F2).
+ */
 export function needsRecovery(session: Session, liveRunIds: ReadonlySet<string>): boolean {
   if (session.pending !== null && !liveRunIds.has(session.pending.streamId)) return true;
   return session.messages.some((message) => message.marker?.retry !== undefined);
@@ -31,7 +44,8 @@ export function needsRecovery(session: Session, liveRunIds: ReadonlySet<string>)
 /**
  * F1: repairs a pending turn whose run shows no sign of life (start, heartbeat, last
  * journal record) within the grace period. Mutates `session`; the caller saves it with
- * touchUpdatedAt false.
+ * touchUpdatedAt false. A journal that cannot be read right now (an I/O error) does not
+ * fail the load: the turn gets a pending-retry marker and a later load reads it (F2).
  */
 export async function repairPendingTurn(
   session: Session,
@@ -40,61 +54,64 @@ export async function repairPendingTurn(
   const pending = session.pending;
   if (pending === null) return 'alive';
   const runId = pending.streamId;
-  const journal = await readWholeJournal(context.adapter, session.id, runId);
-  const lastSign = Math.max(
-    pending.startedAt,
-    pending.heartbeatAt ?? 0,
-    journal.records.at(-1)?.at ?? 0,
-  );
+  const journal = await readForRecovery(context, session.id, runId);
+  const records = journal?.records ?? [];
+  const terminal = terminalStateOf(records);
+  // An interrupted-by-crash record is written by whoever repairs the run (maybe another
+  // instance, just now), never by the run itself: it is no sign of the run's life.
+  const lastRunRecord = records.findLast((record) => record.type !== 'interrupted');
+  const lastSign = Math.max(pending.startedAt, pending.heartbeatAt ?? 0, lastRunRecord?.at ?? 0);
   if (context.now - lastSign < context.graceMs) return 'alive';
 
   if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
     session.messages.push({ ...pendingUserMessage(pending), recovered: true });
   }
-  const terminal = terminalStateOf(journal.records);
-  const fold = foldJournal(session, journal.records, session.messages.length, {
+  const fold = foldJournal(session, records, session.messages.length, {
     runId,
     now: context.now,
     recovered: true,
     partial: terminal !== 'completed',
   });
+  const watch = { streamId: runId, attempts: 0, firstSeenAt: context.now };
   let outcome: PendingRepairOutcome;
   if (terminal === 'completed') {
     outcome = 'completed';
-  } else if (fold.hasOutput || isUserOrErrorState(terminal)) {
-    const [type, wording] = markerFor(terminal, fold.hasOutput);
-    session.messages.push(createMarker(type, wording, runId, context.now));
+  } else if (fold.hasOutput || endsForTheUser(terminal)) {
+    const marker = markerForJournal(records, fold.hasOutput, runId, context.now);
+    // F2: output may still arrive after the repair (a worker that was only slow): keep
+    // watching the journal until the run has ended for good.
+    session.messages.push(withWatch(marker, isFinalState(terminal) ? null : watch));
     outcome = fold.hasOutput ? 'recovered' : 'final';
   } else {
-    const sealed = isSealed(journal.records);
-    const attempts = sealed ? 1 : 0;
-    const marker =
-      attempts >= context.maxAttempts
-        ? createMarker('interrupted', 'neutral', runId, context.now)
-        : createMarker('interrupted', 'pending-retry', runId, context.now, {
-            retry: { streamId: runId, attempts, firstSeenAt: context.now },
-          });
-    session.messages.push(marker);
+    const sealed = journal !== null && isSealed(records);
+    const retry = { ...watch, attempts: sealed ? 1 : 0 };
+    const marker = createMarker('interrupted', 'pending-retry', runId, context.now);
+    session.messages.push(withWatch(marker, retry.attempts >= context.maxAttempts ? null : retry));
     outcome = 'pending-retry';
   }
   session.pending = null;
-  if (journal.exists && terminal === null) {
+  if (journal?.exists === true && terminal === null) {
     await context.appendCrashRecord(session.id, runId).catch(() => undefined);
   }
   return outcome;
 }
 
 /**
- * F2: lazily retries every marker that still carries retry state. A journal still
- * arriving (missing, or not sealed) costs no attempt; a sealed journal with nothing
- * usable costs one; max attempts or the give-up age demote the marker to neutral wording.
- * Returns whether the session changed.
+ * F2: lazily re-reads the journal of every marker still watching one, and folds in what
+ * arrived since, above the marker (F4: tags make a second fold add only what is new). A
+ * journal still arriving (missing, or not sealed) costs no attempt, nor does an unreadable
+ * one; a sealed journal with nothing new costs one. The watch ends once the run has ended
+ * for good, a later turn was answered (that marker is settled without a read), the
+ * attempts or the give-up age are used up, or the marker has no stream id. Returns whether
+ * the session changed, and whether a marker was removed (its run completed after all).
  */
 export async function retryPendingMarkers(
   session: Session,
   context: RecoveryContext,
-): Promise<boolean> {
+  justRepaired: string | null = null,
+): Promise<{ changed: boolean; removedMarker: boolean }> {
   let changed = false;
+  let removedMarker = false;
   const markerIds = session.messages
     .filter((message) => message.marker?.retry !== undefined)
     .map((message) => message.id);
@@ -103,67 +120,87 @@ export async function retryPendingMarkers(
     const message = session.messages[index];
     const retry = message?.marker?.retry;
     if (message === undefined || retry === undefined) continue;
-    if (retry.streamId === null || context.now - retry.firstSeenAt >= context.giveUpMs) {
-      session.messages[index] = rewordMarker(message, 'neutral');
+    // The marker a repair made in this same load already reflects the journal.
+    if (retry.streamId !== null && retry.streamId === justRepaired) continue;
+    const superseded = isSuperseded(session, index);
+    if (!keepsWatching(null, retry, superseded, context)) {
+      session.messages[index] = withWatch(message, null);
       changed = true;
       continue;
     }
-    const journal = await readWholeJournal(context.adapter, session.id, retry.streamId);
-    const terminal = terminalStateOf(journal.records);
-    const fold = foldJournal(session, journal.records, index, {
-      runId: retry.streamId,
-      now: context.now,
-      recovered: true,
-      partial: terminal !== 'completed',
-    });
-    const markerIndex = index + fold.inserted.length;
-    if (fold.changes > 0 || fold.hasOutput) {
-      changed = true;
-      if (terminal === 'completed') {
-        session.messages.splice(markerIndex, 1);
-      } else {
-        const [, wording] = markerFor(terminal, true);
-        session.messages[markerIndex] = rewordMarker(message, wording);
-      }
-      continue;
-    }
-    if (!isSealed(journal.records)) continue;
-    const attempts = retry.attempts + 1;
-    changed = true;
-    session.messages[markerIndex] =
-      attempts >= context.maxAttempts
-        ? rewordMarker(message, 'neutral')
-        : withRetry(message, { ...retry, attempts });
+    const journal = await readForRecovery(context, session.id, retry.streamId!);
+    if (journal === null) continue;
+    const refreshed = refoldMarker(session, index, journal.records, retry, context);
+    if (refreshed === 'removed') removedMarker = true;
+    if (refreshed !== 'unchanged') changed = true;
   }
-  return changed;
+  return { changed, removedMarker };
 }
 
-function withRetry(message: Message, retry: NonNullable<Message['marker']>['retry']): Message {
-  return { ...message, marker: { ...message.marker!, retry: retry! } };
+/**
+ * Folds a run's journal in above its marker at `index` and brings the marker up to date:
+ * removed when the run completed, otherwise the marker the journal calls for, still
+ * watching or not (see retryPendingMarkers).
+ */
+export function refoldMarker(
+  session: Session,
+  index: number,
+  records: readonly JournalRecord[],
+  retry: NonNullable<NonNullable<Message['marker']>['retry']>,
+  context: Pick<RecoveryContext, 'now' | 'maxAttempts' | 'giveUpMs'>,
+): 'removed' | 'changed' | 'unchanged' {
+  const message = session.messages[index]!;
+  const runId = retry.streamId!;
+  const terminal = terminalStateOf(records);
+  const fold = foldJournal(session, records, index, {
+    runId,
+    now: context.now,
+    recovered: true,
+    partial: terminal !== 'completed',
+  });
+  const markerIndex = index + fold.inserted.length;
+  if (terminal === 'completed') {
+    session.messages.splice(markerIndex, 1);
+    return 'removed';
+  }
+  const costsAttempt = fold.changes === 0 && isSealed(records);
+  const next = { ...retry, attempts: retry.attempts + (costsAttempt ? 1 : 0) };
+  let marker = message;
+  if (fold.hasOutput || endsForTheUser(terminal)) {
+    const wanted = markerForJournal(records, fold.hasOutput, runId, message.createdAt);
+    if (wanted.content !== message.content || wanted.marker!.type !== message.marker!.type) {
+      // The marker keeps its id: it is the same turn's marker, now saying more (F4).
+      marker = { ...wanted, id: message.id };
+    }
+  }
+  const watching = keepsWatching(terminal, next, false, context);
+  const updated = withWatch(marker, watching ? next : null);
+  if (fold.changes === 0 && JSON.stringify(updated) === JSON.stringify(message)) {
+    return 'unchanged';
+  }
+  session.messages[markerIndex] = updated;
+  return 'changed';
+}
+
+/** Reads a journal for recovery; null when it cannot be read right now (F2 retries it). */
+async function readForRecovery(
+  context: RecoveryContext,
+  sessionId: string,
+  runId: string,
+): Promise<JournalReadResult | null> {
+  try {
+    return await readWholeJournal(context.adapter, sessionId, runId);
+  } catch (error) {
+    context.warn(
+      sessionId,
+      `the journal of run "${runId}" could not be read (${error instanceof Error ? error.message : String(error)}); a later load tries again`,
+    );
+    return null;
+  }
 }
 
 function isSealed(records: readonly JournalRecord[]): boolean {
   return (
     terminalStateOf(records) !== null || records.some((record) => record.type === 'stream_end')
   );
-}
-
-function isUserOrErrorState(state: RunTerminalState | null): boolean {
-  return state === 'interrupted-by-user' || state === 'errored' || state === 'tool-limit-reached';
-}
-
-function markerFor(
-  state: RunTerminalState | null,
-  hasOutput: boolean,
-): [MarkerType, MarkerWording] {
-  switch (state) {
-    case 'interrupted-by-user':
-      return ['cancelled', 'cancelled'];
-    case 'errored':
-      return ['errored', 'errored'];
-    case 'tool-limit-reached':
-      return ['tool-limit', 'tool-limit'];
-    default:
-      return ['interrupted', hasOutput ? 'recovered' : 'neutral'];
-  }
 }

@@ -288,6 +288,8 @@ export class StoreRuns implements RunHost {
       graceMs: this.options.graceMs,
       maxAttempts: this.options.maxAttempts,
       giveUpMs: this.options.giveUpMs,
+      warn: (sessionId, message) =>
+        this.emit({ type: 'warning', sessionId, field: 'journal', message }),
       appendCrashRecord: async (sessionId, runId) => {
         await createJournalWriter(this, sessionId, runId).append({
           type: 'interrupted',

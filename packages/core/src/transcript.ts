@@ -83,8 +83,12 @@ export function foldJournal(
       case 'tool': {
         hasOutput = true;
         const toolCallId = toolCallIdOf(record);
-        if (!session.toolCalls.some((call) => call.id === toolCallId)) {
-          const lastMessage = segment?.message ?? inserted.at(-1);
+        // F4: tool calls are scoped by run: another turn may have used the same id.
+        if (!session.toolCalls.some((call) => ownedBy(call, toolCallId, runId))) {
+          // E5, E6, F1: every call has an assistant message of its run to belong to; a run
+          // that called tools before (or without) writing text gets an empty host message,
+          // keyed by the first call's event so a second fold finds it again.
+          const lastMessage = segment?.message ?? inserted.at(-1) ?? hostMessage(record);
           const call: ToolCall = {
             id: toolCallId,
             name: typeof record.data.name === 'string' ? record.data.name : 'tool',
@@ -104,7 +108,7 @@ export function foldJournal(
       case 'tool_result': {
         hasOutput = true;
         const toolCallId = toolCallIdOf(record);
-        const index = session.toolCalls.findIndex((call) => call.id === toolCallId);
+        const index = session.toolCalls.findIndex((call) => ownedBy(call, toolCallId, runId));
         const call = session.toolCalls[index];
         if (call !== undefined && (call.journal?.throughSequence ?? 0) < record.sequence) {
           session.toolCalls[index] = {
@@ -146,6 +150,15 @@ export function foldJournal(
     return { message, index: insertAt + inserted.length - 1 };
   }
 
+  /** The run's assistant message before any text: the latest one folded, else a new empty one. */
+  function hostMessage(record: JournalRecord): Message {
+    const folded = session.messages.findLast(
+      (message) =>
+        message.role === 'assistant' && message.journal?.runId === runId && !message.marker,
+    );
+    return folded ?? openSegment(record).message;
+  }
+
   function replaceSegment(current: { message: Message; index: number | null }, updated: Message) {
     const index = session.messages.indexOf(current.message);
     if (index >= 0) session.messages[index] = updated;
@@ -153,6 +166,14 @@ export function foldJournal(
     if (insertedIndex >= 0) inserted[insertedIndex] = updated;
     current.message = updated;
   }
+}
+
+/**
+ * Whether `call` is the call `toolCallId` of run `runId`. Providers number calls per
+ * response (`call_0`), so an id alone names a call only within its run (F4).
+ */
+function ownedBy(call: ToolCall, toolCallId: string, runId: string): boolean {
+  return call.id === toolCallId && call.runId === runId;
 }
 
 function toolCallIdOf(record: JournalRecord): string {
