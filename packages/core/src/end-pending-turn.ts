@@ -1,7 +1,7 @@
 import { readWholeJournal } from './journal-read.js';
 import type { JournalWriter } from './journal-writer.js';
 import { createMarker } from './markers.js';
-import { pendingUserMessage } from './pending-user-message.js';
+import { addPendingUserMessage } from './pending-user-message.js';
 import { JournalSealedError } from './run-errors.js';
 import type { RunHost } from './run-host.js';
 import type { CancelOutcome, CompleteRunInput } from './run-types.js';
@@ -31,9 +31,7 @@ export async function writeCompletedTurn(
   const now = host.options.clock.now();
   const snapshot = snapshotOf(session);
   try {
-    if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-      session.messages.push(pendingUserMessage(pending));
-    }
+    addPendingUserMessage(session, pending);
     if (input.assistantMessages !== undefined) {
       input.assistantMessages.forEach((message, index) => {
         const normalized = normalizeMessage(
@@ -103,9 +101,7 @@ export async function interruptPendingTurn(
   const now = host.options.clock.now();
   const snapshot = snapshotOf(session);
   try {
-    if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-      session.messages.push(pendingUserMessage(pending));
-    }
+    addPendingUserMessage(session, pending);
     foldJournal(session, journal.records, session.messages.length, {
       runId,
       now,

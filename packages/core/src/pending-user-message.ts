@@ -1,4 +1,4 @@
-import type { Message, PendingTurn } from './schemas.js';
+import type { Message, PendingTurn, Session } from './schemas.js';
 
 /**
  * E1, E5, E6, F1: the user message a pending turn puts into the transcript when it ends
@@ -11,4 +11,24 @@ export function pendingUserMessage(pending: PendingTurn): Message {
   const { userMessage, attachments } = pending;
   if (attachments.length === 0) return userMessage;
   return { ...userMessage, attachments: [...(userMessage.attachments ?? []), ...attachments] };
+}
+
+/**
+ * Puts the pending turn's user message into the transcript (once: a message with its id is
+ * never added twice). It goes before any output of the same run that the application
+ * saved while the run was live (assistant messages tagged with the run's id, F4), so the
+ * question always comes before its answer.
+ */
+export function addPendingUserMessage(
+  session: Session,
+  pending: PendingTurn,
+  extra: Partial<Message> = {},
+): void {
+  if (session.messages.some((message) => message.id === pending.userMessage.id)) return;
+  const message = { ...pendingUserMessage(pending), ...extra };
+  const firstOutput = session.messages.findIndex(
+    (candidate) => candidate.runId === pending.streamId && candidate.role !== 'user',
+  );
+  if (firstOutput < 0) session.messages.push(message);
+  else session.messages.splice(firstOutput, 0, message);
 }

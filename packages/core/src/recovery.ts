@@ -1,7 +1,7 @@
 import type { StorageAdapter } from './adapter.js';
 import { readWholeJournal } from './journal-read.js';
 import { createMarker } from './markers.js';
-import { pendingUserMessage } from './pending-user-message.js';
+import { addPendingUserMessage } from './pending-user-message.js';
 import type { JournalReadResult } from './run-types.js';
 import type { JournalRecord, Message, Session } from './schemas.js';
 import { isFinalState, terminalStateOf } from './terminal-state.js';
@@ -63,9 +63,7 @@ export async function repairPendingTurn(
   const lastSign = Math.max(pending.startedAt, pending.heartbeatAt ?? 0, lastRunRecord?.at ?? 0);
   if (context.now - lastSign < context.graceMs) return 'alive';
 
-  if (!session.messages.some((message) => message.id === pending.userMessage.id)) {
-    session.messages.push({ ...pendingUserMessage(pending), recovered: true });
-  }
+  addPendingUserMessage(session, pending, { recovered: true });
   const fold = foldJournal(session, records, session.messages.length, {
     runId,
     now: context.now,

@@ -44,6 +44,16 @@ export function foldJournal(
   session.messages.forEach((message, index) => {
     if (message.journal?.runId === runId) existing.set(message.journal.eventId, index);
   });
+  // F4: output of this run that the application saved itself while the run was live
+  // (assistant messages with the run's id but no journal tag). The journal's segments take
+  // them over in order instead of adding the same text again.
+  const saved = session.messages.filter(
+    (message) =>
+      message.role === 'assistant' &&
+      message.runId === runId &&
+      message.journal === undefined &&
+      message.marker === undefined,
+  );
   const inserted: Message[] = [];
   let changes = 0;
   let hasOutput = false;
@@ -135,6 +145,21 @@ export function foldJournal(
   function openSegment(record: JournalRecord): { message: Message; index: number | null } {
     const found = existing.get(record.eventId);
     if (found !== undefined) return { message: session.messages[found]!, index: found };
+    const claimed = saved.shift();
+    if (claimed !== undefined) {
+      // The journal holds everything the application saved and more: its text replaces it.
+      const { reasoning: _reasoning, ...rest } = claimed;
+      const message: Message = {
+        ...rest,
+        content: '',
+        journal: { runId, eventId: record.eventId, throughSequence: record.sequence - 1 },
+        ...(options.partial ? { partial: true } : {}),
+      };
+      const index = session.messages.indexOf(claimed);
+      session.messages[index] = message;
+      changes++;
+      return { message, index };
+    }
     const message: Message = {
       id: derivedId('a_', runId, record.eventId),
       role: 'assistant',

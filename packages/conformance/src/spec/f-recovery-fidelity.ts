@@ -303,6 +303,36 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
   );
 
   suite.test(
+    'F4',
+    'output the application saved during the run is merged with the journal once, in order',
+    async (env) => {
+      const worker = await env.openStore(WORKER);
+      const session = await worker.store.create({ id: env.id() }, { fsync: true });
+      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
+      await run.append({ type: 'reasoning', data: { text: 'thinking it over' } });
+      await run.append({ type: 'token', data: { text: 'Partial ' } });
+      // The documented way to keep partial output in the transcript while the run is live:
+      // an assistant message tagged with the run's id.
+      session.messages.push(
+        textMessage(env, 'assistant', 'Partial ', { runId: run.runId, id: env.id('app') }),
+      );
+      await worker.store.save(session, { fsync: true });
+      await run.append({ type: 'token', data: { text: 'answer.' } });
+      await env.crash(worker);
+      await env.clock.advance(PAST_GRACE_MS);
+      const { store } = await env.openStore();
+      const loaded = await store.load(session.id);
+      expect(contentsOf(loaded).slice(0, 2)).toEqual(['question', 'Partial answer.']);
+      const answer = loaded.messages[1]!;
+      expect(answer.id.startsWith('app-'), 'the saved message is kept and extended').toBe(true);
+      expect(answer.reasoning).toBe('thinking it over');
+      expect(lastMarker(loaded).marker!.wording).toBe('recovered');
+      const reopened = await env.openStore();
+      expect(contentsOf(await reopened.store.load(session.id))).toEqual(contentsOf(loaded));
+    },
+  );
+
+  suite.test(
     'D4',
     'a fenced run never rewrites a turn that a later turn already answered',
     async (env) => {
