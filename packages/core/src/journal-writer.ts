@@ -166,10 +166,22 @@ export class JournalWriter {
     dataText: string;
   }): Promise<JournalRecord> {
     const { adapter, sessionId, runId } = this.options;
+    // E6: a terminal event from outside the run (a cancel, a failure, a crash record) must
+    // win against the run's own stream. After a conflict it takes the very next sequence at
+    // once and looks at what it skipped only afterwards (one round trip per attempt, where
+    // the stream needs two), so it gets in between two appends of even a busy stream.
+    const jumpsTheQueue = isTerminalEvent(prepared.type);
+    /** After a conflict: the first sequence this writer has not read yet. */
+    let unreadFrom: number | null = null;
+    let stalled = 0;
     try {
-      for (let attempt = 0; ; attempt++) {
+      for (;;) {
         if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
         if (this.lastSequence === null) await this.refresh();
+        if (unreadFrom !== null && !jumpsTheQueue) {
+          await this.catchUp(unreadFrom);
+          unreadFrom = null;
+        }
         if (this.deleted) throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
         if (isFinalState(this.state) && prepared.type !== 'stream_end') {
           throw new JournalSealedError(runId, this.state!);
@@ -203,6 +215,16 @@ export class JournalWriter {
         }
         if (result.ok) {
           this.seenJournal = true;
+          if (unreadFrom !== null) {
+            // What another writer appended before this record decides whether the journal
+            // was already sealed: then this record stands (it changes no outcome: a final
+            // state is never superseded, E2) but the event is reported as refused.
+            await this.catchUp(unreadFrom, record.sequence);
+            if (isFinalState(this.state)) {
+              this.lastSequence = record.sequence;
+              throw new JournalSealedError(runId, this.state!);
+            }
+          }
           this.lastSequence = record.sequence;
           this.state = nextTerminalState(this.state, record.type);
           // B8: the first record created the journal. Had another instance deleted the session
@@ -211,10 +233,22 @@ export class JournalWriter {
           this.options.onAppend?.(sessionId, performance.now() - started, durability !== 'none');
           return record;
         }
-        // Another writer took this sequence: learn the tail (and its seal) and go again.
-        this.lastSequence = null;
-        if (attempt >= 8)
-          throw new JournalConflictError(runId, record.sequence, result.lastSequence);
+        // Another writer took this sequence. While the journal keeps growing its writer is
+        // alive and this one goes on after it, however long that takes; a conflict that
+        // shows no progress, again and again, is not a race but a broken journal.
+        if (result.lastSequence <= this.lastSequence!) {
+          // Not moved on, or moved back (deleted, B8): learn the journal afresh.
+          stalled++;
+          if (stalled >= 8) {
+            throw new JournalConflictError(runId, record.sequence, result.lastSequence);
+          }
+          this.lastSequence = null;
+          unreadFrom = null;
+          continue;
+        }
+        stalled = 0;
+        unreadFrom ??= this.lastSequence! + 1;
+        this.lastSequence = result.lastSequence;
       }
     } finally {
       this.busy--;
@@ -263,6 +297,31 @@ export class JournalWriter {
       case 'terminal':
         return isTerminalEvent(type) ? 'group' : 'none';
     }
+  }
+
+  /**
+   * Reads the records from `from` (up to, not including, `before`) that another writer
+   * appended, to learn the terminal state they leave; `lastSequence` is already past them.
+   */
+  private async catchUp(from: number, before = Number.POSITIVE_INFINITY): Promise<void> {
+    const { adapter, sessionId, runId } = this.options;
+    let after = from - 1;
+    let state = this.state;
+    for (;;) {
+      const page = await readJournal(adapter, sessionId, runId, { afterSequence: after });
+      for (const record of page.records) {
+        if (record.sequence >= before) break;
+        state = nextTerminalState(state, record.type);
+        after = record.sequence;
+      }
+      const last = page.records.at(-1);
+      if (last === undefined || last.sequence >= before - 1 || page.records.length < READ_PAGE) {
+        break;
+      }
+      if (page.gap !== null || page.invalidRecord !== null) break;
+    }
+    this.state = state;
+    if (this.lastSequence === null || after > this.lastSequence) this.lastSequence = after;
   }
 
   /** Re-reads the stored journal to learn its last sequence and terminal state. */

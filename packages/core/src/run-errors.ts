@@ -57,7 +57,7 @@ export class JournalConflictError extends KeepsakeError {
   constructor(runId: string, expectedSequence: number, currentLastSequence: number) {
     super(
       'journal_conflict',
-      `Journal of run "${runId}": sequence ${expectedSequence} is not next (last stored is ${currentLastSequence})`,
+      `Journal of run "${runId}": could not append sequence ${expectedSequence}; other writers kept taking it without the journal moving on (it ends at sequence ${currentLastSequence})`,
       { isRetryable: true },
     );
     this.name = 'JournalConflictError';

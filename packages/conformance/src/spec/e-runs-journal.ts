@@ -30,6 +30,7 @@ import {
 import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { type PersistedSession, readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineCancelRaceTests } from './e-cancel-races.js';
 import { defineTurnAttachmentTests } from './e-turn-attachments.js';
 
 const CHECKPOINT = { checkpoint: { intervalMs: 100, idleRefreshMs: 1000 } } as const;
@@ -69,6 +70,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineCheckpointTests(suite);
   defineEndingTests(suite);
   defineTurnAttachmentTests(suite);
+  defineCancelRaceTests(suite);
 }
 
 function definePendingTurnTests(suite: SpecRegistrar): void {
