@@ -148,14 +148,24 @@ describe('index entry carried by the document write (indexWithDocument)', () => 
     expect((await indexedTitles(adapter)).get('s')).toBe('healed');
   });
 
-  it('B3: an index flush that fails fails the write', async () => {
+  it('B3/B7: an index flush that fails is reported beside the landed write, not as its failure', async () => {
     const { adapter, disk } = await openSimulated();
     // FAULT INJECTION: the fsync of the index's temp file fails once.
     disk.inject({ operation: 'sync', path: /\/store\/index\/.*\.tmp$/, code: 'EIO', times: 1 });
     const entry = { ...landed, indexEntry: summary('s', 5, 'one') };
-    await expect(adapter.putDocument('sessions', 's', full(1, '{}'), entry)).rejects.toSatisfy(
-      BackendError.isInstance,
-    );
+    const result = await adapter.putDocument('sessions', 's', full(1, '{}'), entry);
+    // The document landed (durably): the write succeeded, its entry did not.
+    expect(result.ok).toBe(true);
+    expect(result.ok && result.indexFailure).toSatisfy(BackendError.isInstance);
+    expect(await adapter.getDocument('sessions', 's')).toEqual({
+      revision: 1,
+      base: '{}',
+      deltas: [],
+    });
+    expect((await indexedTitles(adapter)).has('s')).toBe(false);
+    // The entry written again (as core does) lists the session.
+    await adapter.putIndexEntry(summary('s', 5, 'one'), { durable: true });
+    expect((await indexedTitles(adapter)).get('s')).toBe('one');
   });
 
   it('B7: an entry the index cannot take is refused before the document is touched', async () => {
