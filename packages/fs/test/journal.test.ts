@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BackendError, InvalidIdError, InvalidInputError } from '@keepsake/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeId, fsAdapter, nodeFileSystem } from '../src/index.js';
+import { IDLE_MS } from '../src/journal-hold.js';
 import { countingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
 import { openAdapter, openSimulated } from './helpers.js';
 
@@ -326,23 +327,41 @@ describe('journals', () => {
     );
   });
 
-  it('E2: a writer that went quiet right after an append still lets another writer in on its next look', async () => {
-    const first = await openAdapter();
-    const second = await openAdapter({ directory: first.directory });
-    const group = { durability: 'group' } as const;
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    // The first writer takes the journal (and looks for waiters), appends again 200 ms on
-    // without looking (not due yet), then goes quiet.
-    await first.appendLog('s', 'r', [record(1)], group);
-    await sleep(200);
-    await first.appendLog('s', 'r', [record(2)], group);
-    // Its next look falls due about 50 ms later and finds the second writer's wait mark:
-    // the second waits that long, not until the first has idled 250 ms more.
-    const started = performance.now();
-    expect(await second.appendLog('s', 'r', [record(3)], group)).toEqual({ ok: true });
-    expect(performance.now() - started).toBeLessThan(180);
-    const read = await second.readLog('s', 'r', { afterSequence: 0, limit: 10 });
-    expect(read.records.map((entry) => entry.sequence)).toEqual([1, 2, 3]);
+  it('E2: a writer that went quiet right after an append still lets another writer in on its next look, before it has idled IDLE_MS (fake clock)', async () => {
+    // The clock is the test's: how loaded the machine is changes nothing below.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const disk = faultInjectingFileSystem();
+      const { adapter: first } = await openSimulated(disk);
+      const { adapter: second } = await openSimulated(disk);
+      const group = { durability: 'group' } as const;
+      // The first writer takes the journal (and looks for waiters), appends again 200 ms on
+      // without looking (not due yet), then goes quiet.
+      await first.appendLog('s', 'r', [record(1)], group);
+      await vi.advanceTimersByTimeAsync(200);
+      await first.appendLog('s', 'r', [record(2)], group);
+      const quietSince = Date.now();
+      let enteredAfter: number | null = null;
+      const entered = second.appendLog('s', 'r', [record(3)], group).then((result) => {
+        enteredAfter = Date.now() - quietSince;
+        return result;
+      });
+      // Millisecond by millisecond until the second writer is in, or the first has been
+      // quiet for twice IDLE_MS (long after it would have let go by idling alone).
+      while (enteredAfter === null && Date.now() - quietSince < 2 * IDLE_MS) {
+        await vi.advanceTimersByTimeAsync(1);
+      }
+      expect(await entered).toEqual({ ok: true });
+      // Its next look falls due about 50 ms after it went quiet and finds the second
+      // writer's wait mark: the second gets in then, before the first would have let go
+      // for idling IDLE_MS. A writer that only let go once idle lets it in at IDLE_MS or later.
+      expect(enteredAfter).not.toBeNull();
+      expect(enteredAfter as unknown as number).toBeLessThan(IDLE_MS);
+      const read = await second.readLog('s', 'r', { afterSequence: 0, limit: 10 });
+      expect(read.records.map((entry) => entry.sequence)).toEqual([1, 2, 3]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('E2: a look for waiters that fails lets go of the journal instead of keeping it (fault injection)', async () => {
