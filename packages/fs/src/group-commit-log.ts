@@ -64,6 +64,11 @@ export class GroupCommitLog {
     holdToken(this.token);
   }
 
+  /** Whether `name` (a file in `wal/`) is one of this log's files. */
+  ownsLogFile(name: string): boolean {
+    return name.startsWith(`${process.pid}-${this.token}-`);
+  }
+
   /** Whether `group` appends may go through the log (false after a log write failed). */
   get usable(): boolean {
     return this.failure === null;

@@ -10,24 +10,29 @@ import { parseJournal } from './journal-format.js';
 import { JournalWriter } from './journal-writer.js';
 import { JournalWriters } from './journal-writers.js';
 import { JOURNAL_SUFFIX } from './layout.js';
-import { unappliedRecords } from './unapplied-frames.js';
+import { OtherProcessLogs } from './other-process-logs.js';
+import { continuingRecords } from './pending-batches.js';
+import { captureUnapplied } from './unapplied-frames.js';
 
 /**
  * E2/E3: one append-only file of framed batches per run (`journals/<session>/<run>.journal`).
  * Appends go through one `JournalWriter` per journal, which group-commits them; reads need no
  * lock: a batch being written shows up as a torn tail and is ignored, and batches durable in
- * the group-commit log but not yet in the file are added from this process's memory.
+ * a group-commit log but not yet in the file are added from this process's memory or, while
+ * another writer holds the journal, from the logs of other processes (see `read`).
  */
 export class JournalStore {
   private readonly context: AdapterContext;
   private readonly log: GroupCommitLog;
   private readonly writers = new JournalWriters();
   private readonly deadLogs: DeadLogWatch;
+  private readonly otherLogs: OtherProcessLogs;
 
   constructor(context: AdapterContext, log: GroupCommitLog) {
     this.context = context;
     this.log = log;
     this.deadLogs = new DeadLogWatch(context);
+    this.otherLogs = new OtherProcessLogs(context, (name) => log.ownsLogFile(name));
   }
 
   append(
@@ -45,6 +50,16 @@ export class JournalStore {
     return writer.append(records, durability);
   }
 
+  /**
+   * Every record whose append resolved before this call began, in order (E2, E5). Records can
+   * be in three places: the file; this process's waiting frames (unapplied-frames.ts); the
+   * group-commit log of another process (or another adapter of this one) that holds the
+   * journal. Frames move from the last two into the file and are then forgotten (dropped
+   * from memory, or their log retired), at any moment, never the other way. So the last two
+   * are looked at FIRST and the file after: whatever moved in between is in the file by the
+   * time it is read. (Read the other way round, a frame could be written and forgotten
+   * between the two looks and be in neither: completed answers came out truncated.)
+   */
   async read(
     sessionId: string,
     runId: string,
@@ -53,28 +68,54 @@ export class JournalStore {
   ): Promise<LogReadResult> {
     assertSafeId(sessionId, 'session');
     assertSafeId(runId, 'run');
-    const path = this.context.layout.journal(sessionId, runId).file;
-    // A process that died may hold this journal's latest appends in its log only.
+    const paths = this.context.layout.journal(sessionId, runId);
+    const path = paths.file;
+    // A process that died may hold this journal's latest appends in its log only: replayed
+    // into the file here (its logs are also read below while its lock stands).
     await this.deadLogs.catchUp(true);
+    const elsewhere = (await this.heldElsewhere(sessionId, runId, paths.lock))
+      ? await this.otherLogs.batchesOf(sessionId, runId)
+      : [];
+    const waiting = captureUnapplied(this.context.fileSystem, path);
     let bytes: Uint8Array;
     try {
       bytes = await this.context.fileSystem.readFile(path);
     } catch (error) {
-      if (isNotFound(error)) return { exists: false, records: [], tornTail: false };
-      throw toBackendError(error, `read journal ${path}`);
+      if (!isNotFound(error)) throw toBackendError(error, `read journal ${path}`);
+      if (elsewhere.length > 0) this.otherLogs.settle(sessionId, runId, null, 0);
+      return { exists: false, records: [], tornTail: false };
     }
     const parsed = parseJournal(bytes);
+    if (elsewhere.length > 0) {
+      this.otherLogs.settle(sessionId, runId, parsed.nonce, parsed.lastSequence);
+    }
     const records: LogRecordInput[] = [];
     const keep = (record: LogRecordInput) => {
       if (record.sequence > afterSequence && records.length < limit) records.push(record);
     };
     for (const batch of parsed.batches) for (const record of batch.records) keep(record);
-    // Durable appends of this process that are not in the file yet (unapplied-frames.ts).
-    const { fileSystem } = this.context;
-    for (const record of unappliedRecords(fileSystem, path, parsed.nonce, parsed.lastSequence)) {
+    // Other processes' batches first: of two starting at one sequence, this process's count.
+    const pending = [...elsewhere, ...waiting];
+    for (const record of continuingRecords(pending, parsed.nonce, parsed.lastSequence)) {
       keep(record);
     }
     return { exists: true, records, tornTail: parsed.torn };
+  }
+
+  /**
+   * Whether a writer other than this adapter's may hold frames of the journal that its file
+   * lacks: only while it holds the journal's lock (a writer writes them all to the file
+   * before it lets go), so only while the lock file exists and is not this adapter's.
+   */
+  private async heldElsewhere(sessionId: string, runId: string, lock: string): Promise<boolean> {
+    if (this.writers.get(sessionId, runId)?.holdsJournal) return false;
+    try {
+      await this.context.fileSystem.lstat(lock);
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw toBackendError(error, `look at journal lock ${lock}`);
+    }
   }
 
   async list(sessionId: string): Promise<string[]> {

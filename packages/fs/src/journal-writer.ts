@@ -89,6 +89,14 @@ export class JournalWriter {
     this.deadLogs = deadLogs;
   }
 
+  /**
+   * Whether this writer holds the journal's lock now: then no other writer has frames the
+   * file lacks (each writes them all before it lets go), only this one (unapplied-frames.ts).
+   */
+  get holdsJournal(): boolean {
+    return this.held !== null;
+  }
+
   get isIdle(): boolean {
     return this.running === null && this.queue.length === 0 && this.held === null;
   }

@@ -1,7 +1,5 @@
-import type { LogRecordInput } from '@keepsake/core';
 import type { FileSystem } from './file-system.js';
-import { decodeFrames } from './framing.js';
-import { decodeJournalBatch } from './records.js';
+import { batchesInFrames, type PendingBatch } from './pending-batches.js';
 
 /**
  * E2 group commit without a journal write per event. A `group` append whose frames are
@@ -12,8 +10,9 @@ import { decodeJournalBatch } from './records.js';
  * instead of one per event is what lets many streams share each flush.
  *
  * Until then, readers in this process see the frames through this registry (read merges
- * them after the file's records); readers in other processes see them once written, a few
- * milliseconds later, and after a crash the log is replayed into the journal.
+ * them after the file's records, captureUnapplied); readers in other processes find them in
+ * the group-commit log (other-process-logs.ts), and after a crash the log is replayed into
+ * the journal.
  */
 export class UnappliedFrames {
   readonly path: string;
@@ -63,16 +62,9 @@ export class UnappliedFrames {
     unregister(this.fileSystem, this);
   }
 
-  /** The records waiting, batch by batch, in append order. */
-  records(): LogRecordInput[][] {
-    const batches: LogRecordInput[][] = [];
-    for (const frames of this.frames) {
-      for (const payload of decodeFrames(frames).payloads) {
-        const records = decodeJournalBatch(payload);
-        if (records !== null && records.length > 0) batches.push(records);
-      }
-    }
-    return batches;
+  /** The frames waiting now, in append order (a copy of the list: `drop` changes it). */
+  capture(): { nonce: string; frames: readonly Uint8Array[] } {
+    return { nonce: this.nonce, frames: this.frames.slice() };
   }
 }
 
@@ -102,27 +94,17 @@ function unregister(fileSystem: FileSystem, frames: UnappliedFrames): void {
 }
 
 /**
- * The records of this process's unapplied frames of one journal incarnation that continue
- * `lastSequence` (what the file holds), in order. Frames of another incarnation (a deleted
- * and re-created journal) and records the file already holds are left out.
+ * This process's waiting frames of the journal at `path`, as they are at this moment, as
+ * batches. A reader takes them BEFORE it reads the file (JournalStore.read): a frame the
+ * applier drops afterwards was written to the file first, so the file read after holds it;
+ * taken after the file instead, a frame written and dropped in between would be in neither.
  */
-export function unappliedRecords(
-  fileSystem: FileSystem,
-  path: string,
-  nonce: string | null,
-  lastSequence: number,
-): LogRecordInput[] {
+export function captureUnapplied(fileSystem: FileSystem, path: string): PendingBatch[] {
   const set = registry.get(fileSystem)?.get(path);
-  if (set === undefined || nonce === null) return [];
-  const continuing: LogRecordInput[] = [];
-  let last = lastSequence;
-  for (const frames of set) {
-    if (frames.nonce !== nonce) continue;
-    for (const batch of frames.records()) {
-      if ((batch[0] as LogRecordInput).sequence !== last + 1) continue;
-      continuing.push(...batch);
-      last = (batch.at(-1) as LogRecordInput).sequence;
-    }
-  }
-  return continuing;
+  if (set === undefined) return [];
+  // A copy of each list (drop() changes it); the frames themselves never change.
+  const captured = [...set].map((frames) => frames.capture());
+  return captured.flatMap(({ nonce, frames }) =>
+    frames.flatMap((frame) => batchesInFrames(nonce, frame)),
+  );
 }

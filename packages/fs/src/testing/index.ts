@@ -12,4 +12,9 @@ export {
   faultInjectingFileSystem,
 } from './fault-injecting-file-system.js';
 export type { FileSystemOperation } from './file-system-calls.js';
+export {
+  type PausableOperation,
+  type Pause,
+  pausingFileSystem,
+} from './pausing-file-system.js';
 export type { PowerLossOptions } from './strict-memory-tree.js';
