@@ -1,0 +1,16 @@
+export {
+  type ConfirmMethod,
+  hasWaitAof,
+  planDurability,
+  type ServerFacts,
+} from './durability-plan.js';
+export { ADAPTER_NAME, RedisDurabilityError } from './errors.js';
+export { type IndexKeys, KeyLayout } from './keys.js';
+export type { RedisAdapterOptions, RedisDurability } from './options.js';
+export {
+  openRedisAdapter,
+  RedisAdapter,
+  type RedisDurabilityReport,
+  redisAdapter,
+  redisCapabilities,
+} from './redis-adapter.js';

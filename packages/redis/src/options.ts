@@ -1,0 +1,198 @@
+import { InvalidConfigError } from '@keepsake/core';
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { z } from 'zod';
+
+/**
+ * What a durable write (`save(…, { fsync: true })`, a `group` or `each` journal append,
+ * `flushAll()`) waits for:
+ * - `none`: the server's reply. The write is in the server's memory only; a server
+ *   restart without persistence loses it (declared as the B3 gap);
+ * - `aof`: the server's append-only file fsynced. Needs `appendonly yes`, and either
+ *   `appendfsync always` (every reply then follows the fsync) or a server with WAITAOF
+ *   (Redis ≥ 7.2), which the adapter then sends after each durable write;
+ * - `replicas`: acknowledged by `replicas` replicas (`WAIT`).
+ */
+export type RedisDurability = 'none' | 'aof' | 'replicas';
+
+export interface RedisAdapterOptions {
+  /**
+   * An existing ioredis client (`Redis` or `Cluster`). The adapter never closes it. Its own
+   * options stay as they are: see the README on the settings that keep a lost connection
+   * from resending a write (the adapter's scripts also make such a resend harmless).
+   */
+  client?: Redis | Cluster;
+  /** A standalone server to connect to: `redis://[user:password@]host:port[/db]`, `rediss://…`. */
+  url?: string;
+  /** Seed nodes of a Redis Cluster to connect to (`host:port` strings or `{ host, port }`). */
+  clusterNodes?: ReadonlyArray<string | { host: string; port: number }>;
+  /**
+   * More ioredis options for the connection the adapter makes (TLS, password, …). The
+   * options that keep a write from being sent twice after a reconnect are the adapter's
+   * and cannot be overridden (see the README).
+   */
+  redisOptions?: RedisOptions;
+  /** More options of the `Cluster` the adapter makes from `clusterNodes`. */
+  clusterOptions?: ClusterOptions;
+  /**
+   * Every key starts with `<keyPrefix>:`. Two adapters with the same prefix share data;
+   * braces are refused, since they would move the hash tag out of the session id.
+   * @default 'keepsake'
+   */
+  keyPrefix?: string;
+  /**
+   * B3: what a durable write waits for, confirmed by probing every master at `open()`.
+   * @default 'aof' (the safe choice: a server that cannot confirm it fails at startup)
+   */
+  durability?: RedisDurability;
+  /**
+   * With `durability: 'replicas'`: how many replicas must acknowledge a durable write.
+   * @default 1
+   */
+  replicas?: number;
+  /**
+   * How long a durable write waits for WAIT or WAITAOF before failing with
+   * `RedisDurabilityError` (the write itself landed on the master).
+   * @default 5_000
+   */
+  durabilityTimeoutMs?: number;
+  /**
+   * A connection that receives nothing this long after a command was sent is destroyed
+   * (ioredis `socketTimeout`), so a black-holed network fails the commands in flight with
+   * a retryable error instead of hanging; the connection is made again. Must exceed
+   * `durabilityTimeoutMs`. Only for connections the adapter makes.
+   * @default 10_000
+   */
+  socketTimeoutMs?: number;
+  /**
+   * How long `open()` (and each reconnection) may take to reach a server.
+   * @default 10_000
+   */
+  connectTimeoutMs?: number;
+}
+
+export interface ResolvedRedisAdapterOptions {
+  readonly connection:
+    | { readonly kind: 'client'; readonly client: Redis | Cluster }
+    | { readonly kind: 'url'; readonly url: string }
+    | { readonly kind: 'cluster'; readonly nodes: ClusterNode[] };
+  readonly redisOptions: RedisOptions;
+  readonly clusterOptions: ClusterOptions;
+  readonly keyPrefix: string;
+  readonly durability: RedisDurability;
+  readonly replicas: number;
+  readonly durabilityTimeoutMs: number;
+  readonly socketTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+}
+
+const clientSchema = z.custom<Redis | Cluster>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { isCluster?: unknown }).isCluster === 'boolean' &&
+    typeof (value as { defineCommand?: unknown }).defineCommand === 'function',
+  { message: 'must be an ioredis Redis or Cluster instance' },
+);
+
+const nodeSchema = z.union([
+  z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be "host:port"'),
+  z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) }),
+]);
+
+const optionsSchema = z
+  .strictObject({
+    client: clientSchema.optional(),
+    url: z
+      .string()
+      .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
+      .optional(),
+    clusterNodes: z.array(nodeSchema).min(1, 'must name at least one node').optional(),
+    redisOptions: z.record(z.string(), z.unknown()).optional(),
+    clusterOptions: z.record(z.string(), z.unknown()).optional(),
+    keyPrefix: z
+      .string()
+      .regex(
+        /^[^{}\s]{1,200}$/,
+        'must be 1 to 200 characters without braces or whitespace (a brace would move the hash tag)',
+      )
+      .default('keepsake'),
+    durability: z.enum(['none', 'aof', 'replicas']).default('aof'),
+    replicas: z.number().int().min(1).max(64).default(1),
+    durabilityTimeoutMs: z.number().int().positive().default(5_000),
+    socketTimeoutMs: z.number().int().positive().default(10_000),
+    connectTimeoutMs: z.number().int().positive().default(10_000),
+  })
+  .superRefine((options, context) => {
+    const given = (['client', 'url', 'clusterNodes'] as const).filter(
+      (name) => options[name] !== undefined,
+    );
+    if (given.length !== 1) {
+      context.addIssue({
+        code: 'custom',
+        path: given.length === 0 ? ['url'] : [given[1]!],
+        message:
+          given.length === 0
+            ? 'one of `client`, `url` or `clusterNodes` is required'
+            : `give one of \`client\`, \`url\` or \`clusterNodes\`, not ${given.map((name) => `\`${name}\``).join(' and ')}`,
+      });
+    }
+    if (options.socketTimeoutMs <= options.durabilityTimeoutMs) {
+      context.addIssue({
+        code: 'custom',
+        path: ['socketTimeoutMs'],
+        message: `must exceed durabilityTimeoutMs (${options.durabilityTimeoutMs}): a WAIT may take that long without a byte on the connection`,
+      });
+    }
+  });
+
+/** Validates options at construction; a bad option is an InvalidConfigError naming it. */
+export function resolveOptions(options: unknown): ResolvedRedisAdapterOptions {
+  const result = optionsSchema.safeParse(options);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const option = issue?.path.length ? issue.path.join('.') : null;
+    const message = option
+      ? `redis adapter: option \`${option}\` is invalid: ${issue?.message}`
+      : `redis adapter: options are invalid: ${issue?.message ?? 'expected an object'}`;
+    throw new InvalidConfigError(message, { cause: result.error });
+  }
+  const data = result.data;
+  if (data.client !== undefined) assertNoClientKeyPrefix(data.client);
+  const connection: ResolvedRedisAdapterOptions['connection'] =
+    data.client !== undefined
+      ? { kind: 'client', client: data.client }
+      : data.url !== undefined
+        ? { kind: 'url', url: data.url }
+        : { kind: 'cluster', nodes: (data.clusterNodes ?? []).map(toClusterNode) };
+  return {
+    connection,
+    redisOptions: (data.redisOptions ?? {}) as RedisOptions,
+    clusterOptions: (data.clusterOptions ?? {}) as ClusterOptions,
+    keyPrefix: data.keyPrefix,
+    durability: data.durability,
+    replicas: data.replicas,
+    durabilityTimeoutMs: data.durabilityTimeoutMs,
+    socketTimeoutMs: data.socketTimeoutMs,
+    connectTimeoutMs: data.connectTimeoutMs,
+  };
+}
+
+/**
+ * ioredis prefixes the keys a command declares, but not the keys a script names itself
+ * (a session's journals are found through a set of run ids), so a client-side prefix
+ * would split one session's keys between two names. The adapter's `keyPrefix` does it.
+ */
+function assertNoClientKeyPrefix(client: Redis | Cluster): void {
+  const prefix = (client.options as { keyPrefix?: string } | undefined)?.keyPrefix;
+  if (prefix !== undefined && prefix !== '') {
+    throw new InvalidConfigError(
+      `redis adapter: option \`client\` is invalid: the client has the ioredis option keyPrefix ("${prefix}"); pass it as the adapter's \`keyPrefix\` option instead`,
+    );
+  }
+}
+
+function toClusterNode(node: string | { host: string; port: number }): ClusterNode {
+  if (typeof node !== 'string') return { host: node.host, port: node.port };
+  const separator = node.lastIndexOf(':');
+  return { host: node.slice(0, separator), port: Number(node.slice(separator + 1)) };
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import type { Collection, QuarantinedDocument } from '@keepsake/core';
+import { quarantineDocumentScript } from './scripts/document-scripts.js';
+import { command, type StorageContext } from './storage-context.js';
+
+/**
+ * A2: a document that does not parse is moved, base and deltas joined by newlines, to a
+ * key of its own slot (`<prefix>:{<sessionId>}:quarantine:<collection>:<id>:<unique>`),
+ * and recorded in the namespace's quarantine list. The record is written first on
+ * Cluster (another slot), so moved bytes are never unrecorded; a record whose move did
+ * not happen points at a key that reads as null.
+ */
+export class QuarantineStore {
+  private readonly context: StorageContext;
+
+  constructor(context: StorageContext) {
+    this.context = context;
+  }
+
+  async quarantine(collection: Collection, id: string, reason: string): Promise<string> {
+    const { keys, scripts, standalone, client } = this.context;
+    const documentKeys = keys.document(collection, id);
+    const quarantinedAt = Date.now();
+    const unique = `${quarantinedAt.toString(36)}-${randomBytes(4).toString('hex')}`;
+    const location = keys.quarantined(collection, id, unique);
+    const record: QuarantinedDocument = { collection, id, location, reason, quarantinedAt };
+    const operation = `quarantine a document (${collection}/${id})`;
+    const scriptKeys = [documentKeys.document, documentKeys.deltas, location];
+    if (standalone) scriptKeys.push(keys.registry(collection), keys.quarantineList());
+    else {
+      await command(operation, () => client.rpush(keys.quarantineList(), JSON.stringify(record)));
+    }
+    await scripts.run(quarantineDocumentScript, scriptKeys, [id, JSON.stringify(record)], {
+      operation,
+      durable: true,
+    });
+    if (!standalone) {
+      await command(operation, () => client.zrem(keys.registry(collection), id));
+    }
+    return location;
+  }
+
+  async list(): Promise<QuarantinedDocument[]> {
+    const key = this.context.keys.quarantineList();
+    const texts = await command('list quarantined documents', () =>
+      this.context.client.lrange(key, 0, -1),
+    );
+    return texts.map((text) => JSON.parse(text) as QuarantinedDocument);
+  }
+
+  async read(location: string): Promise<string | null> {
+    if (!this.context.keys.isQuarantineKey(location)) return null;
+    return command('read quarantined bytes', () => this.context.client.get(location));
+  }
+}

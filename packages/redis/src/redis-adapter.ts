@@ -1,0 +1,354 @@
+import {
+  type AdapterCapabilities,
+  type AppendLogResult,
+  BackendError,
+  type Collection,
+  type DeleteOptions,
+  type DocumentWrite,
+  type IdPage,
+  type IndexPage,
+  type ListDocumentsOptions,
+  type LogDurability,
+  type LogReadResult,
+  type LogRecordInput,
+  type PutResult,
+  type QuarantinedDocument,
+  type SessionSummary,
+  type StorageAdapterV1,
+  type StoredDocument,
+  type WriteOptions,
+} from '@keepsake/core';
+import { createClient, masters, type RedisClient, untilReady } from './connection.js';
+import { DocumentStore } from './document-store.js';
+import { type ConfirmMethod, planDurability } from './durability-plan.js';
+import { probeServer } from './durability-probe.js';
+import { ADAPTER_NAME, RedisDurabilityError, toKeepsakeError } from './errors.js';
+import { IndexStore } from './index-store.js';
+import { JournalStore } from './journal-store.js';
+import { KeyLayout } from './keys.js';
+import {
+  type RedisAdapterOptions,
+  type RedisDurability,
+  type ResolvedRedisAdapterOptions,
+  resolveOptions,
+} from './options.js';
+import { QuarantineStore } from './quarantine-store.js';
+import { ScriptRunner } from './script-runner.js';
+import {
+  deleteDocumentScript,
+  quarantineDocumentScript,
+  readDocumentScript,
+  writeDocumentScript,
+} from './scripts/document-scripts.js';
+import {
+  deleteIndexEntryScript,
+  fillIndexBuildScript,
+  listIndexScript,
+  putIndexEntryScript,
+  swapIndexBuildScript,
+} from './scripts/index-scripts.js';
+import {
+  appendJournalScript,
+  deleteJournalScript,
+  deleteJournalsScript,
+  readJournalScript,
+} from './scripts/journal-scripts.js';
+import { type StorageContext, writeTokens } from './storage-context.js';
+
+const SCRIPTS = [
+  readDocumentScript,
+  writeDocumentScript,
+  deleteDocumentScript,
+  quarantineDocumentScript,
+  putIndexEntryScript,
+  deleteIndexEntryScript,
+  listIndexScript,
+  fillIndexBuildScript,
+  swapIndexBuildScript,
+  appendJournalScript,
+  readJournalScript,
+  deleteJournalsScript,
+  deleteJournalScript,
+];
+
+const DURABILITY_CAPABILITY = {
+  none: 'acknowledged',
+  aof: 'server-fsync',
+  replicas: 'replicated',
+} as const;
+
+/** The capabilities of an adapter configured with `durability` (H1). */
+export function redisCapabilities(durability: RedisDurability): AdapterCapabilities {
+  return {
+    durability: DURABILITY_CAPABILITY[durability],
+    conditionalWrites: true,
+    sharedAcrossProcesses: true,
+    appendDeltas: true,
+    nativeAppend: true,
+    // With the AOF fsynced per event-loop turn (or WAIT per write batch), every durable
+    // write the server handles in one turn shares one fsync.
+    groupCommit: true,
+    clusterSafeKeys: true,
+    indexWithDocument: true,
+    gaps:
+      durability === 'none'
+        ? [
+            {
+              clause: 'B3',
+              reason:
+                "durability 'none': a durable write is acknowledged from the Redis server's memory; a server restart without persistence loses it (configure AOF and durability 'aof')",
+            },
+          ]
+        : [],
+  };
+}
+
+/** What `open()` found: how durable writes are confirmed, and the masters it asked. */
+export interface RedisDurabilityReport {
+  readonly level: RedisDurability;
+  readonly method: ConfirmMethod;
+  readonly servers: readonly string[];
+}
+
+/**
+ * The Redis adapter. `open()` connects (a client passed in is used as it is), probes every
+ * master for the configured durability and fails with `RedisDurabilityError` when it
+ * cannot be confirmed, so a misconfigured server is reported at startup.
+ */
+export class RedisAdapter implements StorageAdapterV1 {
+  readonly specificationVersion = 'v1' as const;
+  readonly name = ADAPTER_NAME;
+  readonly capabilities: AdapterCapabilities;
+  readonly keys: KeyLayout;
+  readonly client: RedisClient;
+  private readonly owned: boolean;
+  private readonly scripts: ScriptRunner;
+  private readonly documents: DocumentStore;
+  private readonly index: IndexStore;
+  private readonly journals: JournalStore;
+  private readonly quarantine: QuarantineStore;
+  private opening: Promise<RedisDurabilityReport> | null = null;
+  private closing: Promise<void> | null = null;
+
+  private readonly options: ResolvedRedisAdapterOptions;
+
+  constructor(options: ResolvedRedisAdapterOptions) {
+    this.options = options;
+    this.capabilities = redisCapabilities(options.durability);
+    this.keys = new KeyLayout(options.keyPrefix);
+    const { client, owned } = createClient(options);
+    this.client = client;
+    this.owned = owned;
+    this.scripts = new ScriptRunner(client, SCRIPTS);
+    const context: StorageContext = {
+      client,
+      keys: this.keys,
+      scripts: this.scripts,
+      standalone: !client.isCluster,
+      nextWriteToken: writeTokens(),
+    };
+    this.documents = new DocumentStore(context);
+    this.index = new IndexStore(context);
+    this.journals = new JournalStore(context);
+    this.quarantine = new QuarantineStore(context);
+  }
+
+  /** Connects and probes the durability; idempotent. A failed attempt can be retried. */
+  async open(): Promise<void> {
+    await this.durabilityReport();
+  }
+
+  /** What `open()` found (opening the adapter if it is not open yet). */
+  durabilityReport(): Promise<RedisDurabilityReport> {
+    this.assertNotClosed('open');
+    this.opening ??= this.connectAndProbe().catch((error: unknown) => {
+      this.opening = null;
+      throw error;
+    });
+    return this.opening;
+  }
+
+  /** Resolves once the client is connected again (after a restart of the server, say). */
+  async whenConnected(timeoutMs = this.options.connectTimeoutMs): Promise<void> {
+    await untilReady(this.client, timeoutMs);
+  }
+
+  private async connectAndProbe(): Promise<RedisDurabilityReport> {
+    const { durability, replicas, durabilityTimeoutMs, connectTimeoutMs } = this.options;
+    await untilReady(this.client, connectTimeoutMs);
+    const nodes = masters(this.client);
+    let facts: Awaited<ReturnType<typeof probeServer>>[];
+    try {
+      facts = durability === 'none' ? [] : await Promise.all(nodes.map(probeServer));
+    } catch (error) {
+      throw toKeepsakeError(error, 'probe the server for its durability settings');
+    }
+    const plan = planDurability(durability, replicas, facts);
+    if (!plan.ok) {
+      throw new RedisDurabilityError(durability, plan.server, `open: ${plan.reason}`);
+    }
+    this.scripts.durability = {
+      method: plan.method,
+      replicas,
+      timeoutMs: durabilityTimeoutMs,
+      level: durability,
+    };
+    return { level: durability, method: plan.method, servers: facts.map((fact) => fact.server) };
+  }
+
+  private assertNotClosed(operation: string): void {
+    if (this.closing !== null) throw new BackendError(this.name, `${operation} (adapter closed)`);
+  }
+
+  /** Every primitive first makes sure the adapter is open (core opens it first anyway). */
+  private async ready(operation: string): Promise<void> {
+    this.assertNotClosed(operation);
+    await (this.opening ?? this.durabilityReport());
+  }
+
+  async getDocument(collection: Collection, id: string): Promise<StoredDocument | null> {
+    await this.ready('read a document');
+    return this.documents.get(collection, id);
+  }
+
+  async hasDocument(collection: Collection, id: string): Promise<boolean> {
+    await this.ready('read a document');
+    return this.documents.has(collection, id);
+  }
+
+  async putDocument(
+    collection: Collection,
+    id: string,
+    write: DocumentWrite,
+    options: WriteOptions,
+  ): Promise<PutResult> {
+    await this.ready('write a document');
+    return this.documents.put(collection, id, write, options);
+  }
+
+  async deleteDocument(
+    collection: Collection,
+    id: string,
+    options: DeleteOptions,
+  ): Promise<PutResult> {
+    await this.ready('delete a document');
+    return this.documents.delete(collection, id, options);
+  }
+
+  async listDocuments(collection: Collection, options: ListDocumentsOptions): Promise<IdPage> {
+    await this.ready('list documents');
+    return this.documents.list(collection, options);
+  }
+
+  async quarantineDocument(collection: Collection, id: string, reason: string): Promise<string> {
+    await this.ready('quarantine a document');
+    return this.quarantine.quarantine(collection, id, reason);
+  }
+
+  async listQuarantined(): Promise<QuarantinedDocument[]> {
+    await this.ready('list quarantined documents');
+    return this.quarantine.list();
+  }
+
+  async readQuarantined(location: string): Promise<string | null> {
+    await this.ready('read quarantined bytes');
+    return this.quarantine.read(location);
+  }
+
+  async putIndexEntry(summary: SessionSummary, options: { durable: boolean }): Promise<void> {
+    await this.ready('write the index');
+    await this.index.put(summary, options.durable);
+  }
+
+  async deleteIndexEntry(id: string, options: { durable: boolean }): Promise<void> {
+    await this.ready('write the index');
+    await this.index.delete(id, options.durable);
+  }
+
+  async replaceIndex(summaries: SessionSummary[], options: { durable: boolean }): Promise<void> {
+    await this.ready('write the index');
+    await this.index.replace(summaries, options.durable);
+  }
+
+  async listIndex(options: { cursor: string | null; limit: number }): Promise<IndexPage> {
+    await this.ready('read the index');
+    return this.index.list(options);
+  }
+
+  async appendLog(
+    sessionId: string,
+    runId: string,
+    records: LogRecordInput[],
+    options: { durability: LogDurability },
+  ): Promise<AppendLogResult> {
+    await this.ready('append to a journal');
+    return this.journals.append(sessionId, runId, records, options.durability);
+  }
+
+  async readLog(
+    sessionId: string,
+    runId: string,
+    options: { afterSequence: number; limit: number },
+  ): Promise<LogReadResult> {
+    await this.ready('read a journal');
+    return this.journals.read(sessionId, runId, options);
+  }
+
+  async listLogs(sessionId: string): Promise<string[]> {
+    await this.ready('list journals');
+    return this.journals.list(sessionId);
+  }
+
+  async deleteLogs(sessionId: string, options: { durable: boolean }): Promise<void> {
+    await this.ready('delete journals');
+    await this.journals.deleteAll(sessionId, options.durable);
+  }
+
+  async deleteLog(sessionId: string, runId: string, options: { durable: boolean }): Promise<void> {
+    await this.ready('delete a journal');
+    await this.journals.delete(sessionId, runId, options.durable);
+  }
+
+  /** C1: with `appendfsync always` every reply already followed its fsync; else WAITAOF/WAIT. */
+  async sync(): Promise<void> {
+    await this.ready('sync');
+    await this.scripts.confirmAll(masters(this.client), 'sync');
+  }
+
+  /** Closes the connection the adapter made (QUIT: replies in flight still arrive). */
+  close(): Promise<void> {
+    this.closing ??= this.closeClient();
+    return this.closing;
+  }
+
+  private async closeClient(): Promise<void> {
+    if (!this.owned || this.client.status === 'end') return;
+    if (this.client.status === 'wait') {
+      this.client.disconnect();
+      return;
+    }
+    try {
+      await this.client.quit();
+    } catch {
+      // QUIT fails when the connection is already gone: nothing is left to close.
+      this.client.disconnect();
+    }
+  }
+}
+
+/** Creates the Redis adapter; options are validated here (InvalidConfigError). */
+export function redisAdapter(options: RedisAdapterOptions): RedisAdapter {
+  return new RedisAdapter(resolveOptions(options));
+}
+
+/** Creates the adapter and opens it: a server that cannot confirm the durability fails here. */
+export async function openRedisAdapter(options: RedisAdapterOptions): Promise<RedisAdapter> {
+  const adapter = redisAdapter(options);
+  try {
+    await adapter.open();
+  } catch (error) {
+    await adapter.close();
+    throw error;
+  }
+  return adapter;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each file starts its own Redis servers; two files at a time keep a 2-core machine
+    // responsive for the crash tests' timing.
+    maxWorkers: 2,
+  },
+});
