@@ -32,30 +32,37 @@ let nextSerial = 1;
  *   AsyncLocalStorage and raised as LockReentryError instead of deadlocking.
  * - `withLocks` takes several mutexes at once: its place in every queue is taken in one
  *   step, so whoever asks for any of them later waits for it (a rename holds both ids).
- * - `alias(newId, oldId)` makes both ids name one mutex, also when the old id's entry was
- *   already pruned. If `newId` had a mutex of its own, it is merged: a caller still queued
- *   on it moves to the shared one instead of entering beside its holder.
+ * - `alias(newId, oldId)` makes both ids name one mutex from then on, also once it was
+ *   pruned and made anew. If `newId` had a mutex of its own, it is merged: a caller still
+ *   queued on it moves to the shared one instead of entering beside its holder.
  * - Idle entries are pruned as soon as nobody holds or awaits them, so the registry does
  *   not grow with the number of sessions ever touched.
  */
 export class LockRegistry {
+  /** Mutexes by name; a renamed id's name is the id it was renamed from (see `alias`). */
   private readonly entries = new Map<string, LockEntry>();
+  /**
+   * D2: for every id a rename joined to another, the id whose name they share. Kept for
+   * the life of the store (one small entry per rename), so the two ids stay one lock even
+   * after their mutex was pruned and made anew.
+   */
+  private readonly joined = new Map<string, string>();
   private readonly held = new AsyncLocalStorage<ReadonlySet<LockEntry>>();
 
-  /** Number of ids with a live entry (for tests of pruning). */
+  /** Number of mutexes alive (for tests of pruning). */
   get size(): number {
     return this.entries.size;
   }
 
   /** Whether the current async context holds the lock of `id`. */
   holds(id: string): boolean {
-    const entry = this.entries.get(id);
+    const entry = this.entries.get(this.nameOf(id));
     return entry !== undefined && (this.held.getStore()?.has(entry) ?? false);
   }
 
   /** Whether anyone holds or awaits the lock of `id`. */
   isBusy(id: string): boolean {
-    const entry = this.entries.get(id);
+    const entry = this.entries.get(this.nameOf(id));
     return entry !== undefined && entry.holders + entry.waiters > 0;
   }
 
@@ -91,17 +98,24 @@ export class LockRegistry {
     }
   }
 
-  /** D2: makes `newId` name the same mutex as `oldId` (merging the one `newId` had). */
+  /**
+   * D2: makes `newId` name the same mutex as `oldId`, for good (merging the one `newId`
+   * had: whoever still waits on it moves to the shared one).
+   */
   alias(newId: string, oldId: string): void {
-    const target = this.entryFor(oldId);
-    const absorbed = this.entries.get(newId);
-    if (absorbed !== undefined && absorbed !== target) {
+    const name = this.nameOf(oldId);
+    const absorbedName = this.nameOf(newId);
+    if (absorbedName === name) return;
+    const target = this.entryFor(name);
+    const absorbed = this.entries.get(absorbedName);
+    if (absorbed !== undefined) {
       absorbed.mergedInto = target;
-      for (const [id, candidate] of this.entries) {
-        if (candidate === absorbed) this.entries.set(id, target);
-      }
+      this.entries.delete(absorbedName);
     }
-    this.entries.set(newId, target);
+    this.joined.set(absorbedName, name);
+    for (const [id, joinedTo] of this.joined) {
+      if (joinedTo === absorbedName) this.joined.set(id, name);
+    }
   }
 
   /** Runs `fn` outside every held lock's context (timers and background work use this). */
@@ -152,8 +166,14 @@ export class LockRegistry {
     }
   }
 
+  /** The name of the mutex of `id`: its own, or the one a rename joined it to. */
+  private nameOf(id: string): string {
+    return this.joined.get(id) ?? id;
+  }
+
   private entryFor(id: string): LockEntry {
-    let entry = this.entries.get(id);
+    const name = this.nameOf(id);
+    let entry = this.entries.get(name);
     if (entry === undefined) {
       entry = {
         serial: nextSerial++,
@@ -162,15 +182,15 @@ export class LockRegistry {
         waiters: 0,
         mergedInto: null,
       };
-      this.entries.set(id, entry);
+      this.entries.set(name, entry);
     }
     return entry;
   }
 
   private prune(entry: LockEntry): void {
     if (entry.holders + entry.waiters > 0) return;
-    for (const [id, candidate] of this.entries) {
-      if (candidate === entry) this.entries.delete(id);
+    for (const [name, candidate] of this.entries) {
+      if (candidate === entry) this.entries.delete(name);
     }
   }
 }

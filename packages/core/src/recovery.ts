@@ -145,7 +145,7 @@ export function refoldMarker(
   index: number,
   records: readonly JournalRecord[],
   retry: NonNullable<NonNullable<Message['marker']>['retry']>,
-  context: Pick<RecoveryContext, 'now' | 'maxAttempts' | 'giveUpMs'>,
+  context: Pick<RecoveryContext, 'now' | 'maxAttempts' | 'giveUpMs' | 'graceMs'>,
 ): 'removed' | 'changed' | 'unchanged' {
   const message = session.messages[index]!;
   const runId = retry.streamId!;
@@ -161,7 +161,10 @@ export function refoldMarker(
     session.messages.splice(markerIndex, 1);
     return 'removed';
   }
-  const costsAttempt = fold.changes === 0 && isSealed(records);
+  // Attempts count only while the marker still says output may come (pending-retry): a
+  // recovered marker watches until the give-up age without a write per load.
+  const costsAttempt =
+    message.marker!.wording === 'pending-retry' && fold.changes === 0 && isSealed(records);
   const next = { ...retry, attempts: retry.attempts + (costsAttempt ? 1 : 0) };
   let marker = message;
   if (fold.hasOutput || endsForTheUser(terminal)) {
@@ -170,6 +173,18 @@ export function refoldMarker(
       // The marker keeps its id: it is the same turn's marker, now saying more (F4).
       marker = { ...wanted, id: message.id };
     }
+  } else if (
+    message.marker!.wording === 'pending-retry' &&
+    context.now - retry.firstSeenAt >= context.graceMs
+  ) {
+    // F2: a run that died before its first journal record leaves no journal at all, which
+    // looks like one not visible yet. After a grace period the marker stops saying output
+    // may still arrive and takes the final neutral wording; its run stays watched, so a
+    // journal that was only late is still folded in (and the wording says so) if it shows.
+    marker = {
+      ...createMarker('interrupted', 'neutral', runId, message.createdAt),
+      id: message.id,
+    };
   }
   const watching = keepsWatching(terminal, next, false, context);
   const updated = withWatch(marker, watching ? next : null);
