@@ -64,6 +64,25 @@ export function defineRenameLockMergeTests(suite: SpecRegistrar): void {
     },
   );
 
+  suite.test('D2', 'the two ids of a rename stay one lock after both went idle', async (env) => {
+    const { store } = await env.openStore();
+    const oldId = env.id();
+    const newId = env.id();
+    await store.create({ id: oldId, messages: [textMessage(env, 'user', 'history')] });
+    await store.rename(oldId, newId);
+    // Both ids idle now: the registry may let go of the mutex, but not of the join.
+    await drainCallbacks();
+    const count = new HolderCount();
+    const release = deferred();
+    const first = count.hold(store, oldId, 'old', release.promise);
+    const second = count.hold(store, newId, 'new', Promise.resolve());
+    await drainCallbacks();
+    expect(count.entered).toEqual(['old']);
+    release.resolve();
+    await Promise.all([first, second]);
+    expect(count.most).toBe(1);
+  });
+
   suite.test(
     'D2',
     'while a rename waits for the old id, withLock(newId) waits for the rename',

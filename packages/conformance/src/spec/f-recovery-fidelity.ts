@@ -279,6 +279,30 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
   );
 
   suite.test(
+    'F2',
+    'a run that died before its first record: after the grace the marker is final, and a late journal is still folded',
+    async (env) => {
+      const { sessionId, runId } = await deadRun(env);
+      await env.clock.advance(PAST_GRACE_MS);
+      const opened = await env.openStore();
+      const first = await opened.store.load(sessionId);
+      expect(lastMarker(first).marker!.wording).toBe('pending-retry');
+      await env.clock.advance(PAST_GRACE_MS);
+      const settled = lastMarker(await opened.store.load(sessionId));
+      expect(settled.marker).toMatchObject({ type: 'interrupted', wording: 'neutral' });
+      expect(settled.content).toBe(MARKER_WORDING.neutral);
+      expect(
+        settled.marker!.retry,
+        'still watched in case the journal was only late',
+      ).toBeDefined();
+      await plant(env, sessionId, runId, [{ type: 'token', data: { text: 'it was only late' } }]);
+      const late = await opened.store.load(sessionId);
+      expect(contentsOf(late)).toContain('it was only late');
+      expect(lastMarker(late).marker!.wording).toBe('recovered');
+    },
+  );
+
+  suite.test(
     'F3',
     'a load whose repair lost the race to another instance returns what the winner stored',
     async (env) => {
