@@ -3,6 +3,7 @@ import { CLAUSE_IDS, isClauseId } from './clauses.js';
 import { registerConformanceSuite, type SpecDefinition } from './harness/suite.js';
 import { defineIdentityAndInput } from './spec/a-identity-input.js';
 import { defineSaves } from './spec/b-saves.js';
+import { defineBadInputProperties } from './spec/bad-input-properties.js';
 import { defineFlushAndShutdown } from './spec/c-flush-shutdown.js';
 import { defineLocks } from './spec/d-locks.js';
 import { defineRunsAndJournal } from './spec/e-runs-journal.js';
@@ -38,6 +39,7 @@ const AREAS: ReadonlyArray<readonly [AreaName, SpecDefinition]> = [
   ['memoryLifecycle', defineMemoryLifecycle],
   ['capabilities', defineCapabilities],
   ['modelBased', defineModelBased],
+  ['badInput', defineBadInputProperties],
 ];
 
 export const AREA_NAMES: readonly AreaName[] = AREAS.map(([name]) => name);
@@ -91,6 +93,9 @@ export const capabilities = area('capabilities');
 
 /** C3 (and B4–B8) by property: random operation sequences against a simple model. */
 export const modelBased = area('modelBased');
+
+/** A1, A3, A4, B3–B5, B7, E1, E2, E5, E6 by property: generated bad input is refused, typed, and changes nothing. */
+export const badInput = area('badInput');
 
 function validateOptions(options: ConformanceOptions): void {
   const unknownClauses = (options.clauses ?? []).filter((clause) => !isClauseId(clause));

@@ -17,6 +17,13 @@ export interface ConformanceInitializer {
   destroyAdapter?(adapter: StorageAdapter): Promise<void>;
   /** Optional: simulate a machine crash of this namespace between two stores (power loss: drop what was not fsynced). */
   simulateCrash?(namespace: string): Promise<void>;
+  /**
+   * Optional: remove the session index of this namespace out of band, as an operator or a
+   * lost file would (no store is open on it). B7 then checks that the index is rebuilt from
+   * the documents instead of restarting from the next save; without this hook that test is
+   * reported as a declared gap.
+   */
+  removeIndex?(namespace: string): Promise<void>;
 }
 
 /** The groups of clauses, one export each. */
@@ -29,7 +36,8 @@ export type AreaName =
   | 'recovery'
   | 'memoryLifecycle'
   | 'capabilities'
-  | 'modelBased';
+  | 'modelBased'
+  | 'badInput';
 
 export interface ConformanceOptions {
   /**

@@ -104,9 +104,17 @@ export class InvalidConfigError extends KeepsakeError {
 /** Input from the caller (a message, an event, an option) that fails validation. */
 export class InvalidInputError extends KeepsakeError {
   static override isInstance = codeGuard<InvalidInputError>('invalid_input');
-  constructor(message: string, options: KeepsakeErrorOptions = {}) {
-    super('invalid_input', message, options);
+  /**
+   * Where in the input the fault is, when one place is at fault: `metadata.n`,
+   * `messages[3].content`, the option `fsync`; `''` for the input as a whole. Null when
+   * the check does not point at one place.
+   */
+  readonly path: string | null;
+  constructor(message: string, options: KeepsakeErrorOptions & { path?: string } = {}) {
+    const { path, ...rest } = options;
+    super('invalid_input', message, rest);
     this.name = 'InvalidInputError';
+    this.path = path ?? null;
   }
 }
 

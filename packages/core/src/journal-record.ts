@@ -1,11 +1,18 @@
+import { InvalidInputError } from './input-errors.js';
+import { MAX_EVENT_DATA_DEPTH } from './json-value.js';
 import type { JournalEventType, JournalRecord } from './schemas.js';
 
 /**
  * A record's JSON text, with its data already serialized once. The ids are A1-safe and
  * the type one of a fixed set, so nothing but the data needs escaping: the text is spliced
  * by hand, once per streamed event, instead of a second JSON.stringify.
+ *
+ * E2: every record passes here on its way to storage, so this is where its data is held to
+ * what a reader accepts (assertReadableData): an append is refused rather than acknowledged
+ * and then unreadable, which would hide every later record of the run.
  */
 export function recordText(record: JournalRecord, dataText: string): string {
+  assertReadableData(dataText);
   const { sessionId, runId, sequence, eventId, type, at } = record;
   if (!Number.isFinite(at) || !Number.isFinite(sequence)) {
     const { data: _data, ...identity } = record;
@@ -48,9 +55,9 @@ const DATA_DESCRIPTOR: PropertyDescriptor = {
 
 /**
  * The record an append returns. Its `data` is what was stored, not the caller's object
- * (Dates, undefined…), parsed from the stored text only when first read: streamed events
- * are rarely read back from `append`, and parsing every one showed in profiles (CPU and
- * garbage). An ordinary enumerable accessor, in the same place among the keys as in a
+ * (a nested Date as its text, undefined properties left out), parsed from the stored text
+ * only when first read: streamed events are rarely read back from `append`, and parsing
+ * every one showed in profiles (CPU and garbage). An ordinary enumerable accessor, in the same place among the keys as in a
  * read record, to JSON.stringify, spread and equality. It is defined with a shared
  * descriptor (DATA_DESCRIPTOR): an object literal with its own getter and setter took
  * about 0.65 µs per streamed event, this about 0.25 µs.
@@ -72,4 +79,77 @@ export function storedRecord(
   // (Vue's `reactive`) may only do so for such a property.
   Object.defineProperty(record, STORED_DATA, { value: stored, writable: true, configurable: true });
   return record;
+}
+
+const OPEN_BRACE = 0x7b;
+
+/**
+ * E2: a reader accepts a record whose data is a JSON object (journal-read.ts). Data that
+ * JSON.stringify turns into something else — a Date, a boxed primitive, an object whose
+ * toJSON returns a string or an array — is refused here, and so is data nested deeper than
+ * MAX_EVENT_DATA_DEPTH (folding it into a session would then fail, A3). Nested values are
+ * stored as JSON stores them (a nested Date becomes its ISO text); the record an append
+ * returns shows exactly that. Text of up to two characters per level cannot nest too deeply,
+ * so streamed tokens cost one character compare.
+ */
+export function assertReadableData(dataText: string | undefined): void {
+  if (typeof dataText !== 'string' || dataText.charCodeAt(0) !== OPEN_BRACE) {
+    throw new InvalidInputError(
+      `Journal event data must be stored as a JSON object, but it serializes to ${describeJsonText(dataText)} ` +
+        '(a Date, a boxed primitive or a toJSON method returning something other than an object?); ' +
+        'pass a plain object such as { value }. Nothing was written.',
+      { path: 'data' },
+    );
+  }
+  if (dataText.length > 2 * MAX_EVENT_DATA_DEPTH && nestingDepth(dataText) > MAX_EVENT_DATA_DEPTH) {
+    throw new InvalidInputError(
+      `Journal event data nests deeper than ${MAX_EVENT_DATA_DEPTH} levels, the most an event stores (A3). Nothing was written.`,
+      { path: 'data' },
+    );
+  }
+}
+
+function describeJsonText(text: string | undefined): string {
+  if (text === undefined) return 'nothing';
+  switch (text.charAt(0)) {
+    case '"':
+      return `a string (${text.length > 40 ? `${text.slice(0, 40)}…` : text})`;
+    case '[':
+      return 'an array';
+    case 'n':
+      return 'null';
+    case 't':
+    case 'f':
+      return 'a boolean';
+    default:
+      return `a number (${text.slice(0, 40)})`;
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/** The deepest nesting of objects and arrays in JSON text (strings skipped). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === BACKSLASH) index++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) {
+      inString = true;
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+  return deepest;
 }

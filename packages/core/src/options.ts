@@ -7,7 +7,8 @@ import type { JournalDurabilityPolicy, SessionStoreOptions, StoreLimits } from '
 const positiveInt = z.number().int().positive();
 const nonNegative = z.number().nonnegative();
 
-const optionsSchema = z.object({
+// Strict at every level: an unknown option is a typo whose intended setting would not apply.
+const optionsSchema = z.strictObject({
   limits: z
     .object({
       maxDocumentBytes: positiveInt.optional(),
@@ -81,13 +82,31 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
       `The ${String(adapter.name)} adapter does not implement ${missing.join(', ')} (required by StorageAdapterV1; an adapter written for an earlier @keepsake/core lacks the newer ones)`,
     );
   }
-  const parsed = optionsSchema.safeParse(rest);
+  if (clock !== undefined && !isClock(clock)) {
+    throw new InvalidConfigError(
+      'Option `clock` must be a Clock ({ now(), setTimer(), clearTimer() }), such as systemClock or a ManualClock',
+    );
+  }
+  let parsed: ReturnType<typeof optionsSchema.safeParse>;
+  try {
+    parsed = optionsSchema.safeParse(rest);
+  } catch (cause) {
+    throw new InvalidConfigError('The store options could not be read (a getter threw)', { cause });
+  }
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const path = issue?.path.join('.') || '(root)';
-    throw new InvalidConfigError(`Invalid store option \`${path}\`: ${issue?.message}`, {
-      cause: parsed.error,
-    });
+    const parent = issue?.path.join('.') ?? '';
+    if (issue?.code === 'unrecognized_keys') {
+      const option = [parent, issue.keys[0]].filter((part) => part !== '').join('.');
+      throw new InvalidConfigError(
+        `Unknown store option \`${option}\`: check its spelling and where it is nested (see SessionStoreOptions)`,
+        { cause: parsed.error },
+      );
+    }
+    throw new InvalidConfigError(
+      `Invalid store option \`${parent || '(root)'}\`: ${issue?.message}`,
+      { cause: parsed.error },
+    );
   }
   const value = parsed.data;
   return {
@@ -110,4 +129,14 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
     compactRatio: value.deltas?.compactRatio ?? 1,
     flushConcurrency: value.flushConcurrency ?? 8,
   };
+}
+
+function isClock(value: unknown): value is Clock {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    typeof candidate.now === 'function' &&
+    typeof candidate.setTimer === 'function' &&
+    typeof candidate.clearTimer === 'function'
+  );
 }

@@ -4,9 +4,16 @@ import {
   MAX_CONFLICT_ATTEMPTS,
   writeCompletedTurn,
 } from './end-pending-turn.js';
+import { InvalidIdError, InvalidInputError, LimitExceededError } from './input-errors.js';
 import type { JournalWriter } from './journal-writer.js';
 import { JournalSealedError, RunNotActiveError } from './run-errors.js';
 import { createJournalWriter, type RunHost } from './run-host.js';
+import {
+  assertCompleteInput,
+  assertJournalEventShape,
+  failureOf,
+  RunEventIds,
+} from './run-input-validation.js';
 import type { CancelOutcome, CompleteRunInput, JournalEventInput, RunHandle } from './run-types.js';
 import type { JournalRecord, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
@@ -18,6 +25,7 @@ export class Run implements RunHandle {
   private state: 'active' | 'finished' | 'fenced' = 'active';
   private readonly journal: JournalWriter;
   private readonly checkpoint: PeriodicCheckpoint;
+  private readonly eventIds = new RunEventIds();
   private currentSessionId: string;
 
   constructor(
@@ -74,11 +82,21 @@ export class Run implements RunHandle {
   }
 
   async append(event: JournalEventInput): Promise<JournalRecord> {
+    assertJournalEventShape(event);
+    this.eventIds.take(this.runId, event.eventId);
     try {
       const record = await this.journal.append(event);
       if (record.type === 'tool_result') this.checkpoint.recordActivity();
       return record;
     } catch (error) {
+      // Refused as invalid before anything was written: the event id is free again.
+      if (
+        InvalidInputError.isInstance(error) ||
+        InvalidIdError.isInstance(error) ||
+        LimitExceededError.isInstance(error)
+      ) {
+        this.eventIds.release(event.eventId);
+      }
       // Sealed by someone else (a cancel from another process): this run is over here too.
       if (JournalSealedError.isInstance(error) && this.state === 'active') {
         this.end('fenced');
@@ -98,6 +116,8 @@ export class Run implements RunHandle {
     if (this.state !== 'active') {
       throw new RunNotActiveError(this.sessionId, this.runId, `it is already ${this.state}`);
     }
+    // Before the checkpoint stops: a refused input leaves the run exactly as it was.
+    assertCompleteInput(input, this.host.options.clock.now());
     await this.checkpoint.stop();
     await this.journal.idle();
     return this.host.locks.withLock(this.sessionId, async () => {
@@ -159,8 +179,8 @@ export class Run implements RunHandle {
     return this.interrupt('cancel');
   }
 
-  fail(error: { message: string; code?: string }): Promise<CancelOutcome> {
-    return this.interrupt('error', error);
+  async fail(error: { message: string; code?: string }): Promise<CancelOutcome> {
+    return this.interrupt('error', failureOf(error));
   }
 
   /** Marks the run fenced out without touching storage (its session was deleted, B8). */

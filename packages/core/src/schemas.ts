@@ -95,6 +95,17 @@ export const pendingTurnSchema = z.object({
   heartbeatAt: timestampSchema.optional(),
 });
 
+/**
+ * A1, E1: a pending turn as a save may write it. Stricter than what a read accepts (A5 resets
+ * a bad stored field instead): a run stamps its start and heartbeats with the clock, so a
+ * time at or before the epoch, or not finite, is not one a run wrote, and recovery would
+ * judge the turn dead at once by it.
+ */
+export const writablePendingTurnSchema = pendingTurnSchema.extend({
+  startedAt: z.number().finite().positive(),
+  heartbeatAt: z.number().finite().positive().optional(),
+});
+
 export const sessionSchema = z.looseObject({
   id: idSchema,
   title: z.string(),

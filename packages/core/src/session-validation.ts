@@ -1,20 +1,52 @@
 import { findReservedField, headOf, isPlainObject } from './document-codec.js';
 import { randomId } from './ids.js';
 import { InvalidInputError, ReservedFieldError } from './input-errors.js';
-import { type Message, messageSchema, type Session, sessionSchema } from './schemas.js';
+import {
+  findUnstorableField,
+  findUnstorableValue,
+  MAX_SESSION_DEPTH,
+  type UnstorableValue,
+} from './json-value.js';
+import { knownHolds, knownIdsOf, rememberIds } from './message-ids.js';
+import {
+  type Message,
+  messageSchema,
+  type Session,
+  sessionSchema,
+  writablePendingTurnSchema,
+} from './schemas.js';
 
-const headSchema = sessionSchema.omit({ messages: true });
+const headSchema = sessionSchema
+  .omit({ messages: true })
+  .extend({ pending: writablePendingTurnSchema.nullable() });
 
-/** A4 and schema checks of what the caller wrote; nothing is written when they fail. */
+/** The level of a message in a session document: the session, its messages, the message. */
+const MESSAGE_DEPTH = 3;
+
+/**
+ * A4, A1, E1 and schema checks of what the caller wrote, before anything is written: the
+ * session and the parts the store changes in place are mutable, every value is one JSON
+ * stores as it is (json-value.ts), no field is reserved, and the head (a pending turn
+ * included) matches its schema. The messages are checked by normalizeMessages.
+ */
 export function assertWritable(session: Session): void {
+  assertMutable(session);
+  const subject = `Session "${String(session.id)}"`;
   const reserved = findReservedField(session);
   if (reserved !== null) throw new ReservedFieldError(reserved, `session "${session.id}"`);
+  const unstorable = findUnstorableField(session, {
+    skip: 'messages',
+    depth: 1,
+    maxDepth: MAX_SESSION_DEPTH,
+  });
+  if (unstorable !== null) throw unstorableError(subject, unstorable);
   const head = headSchema.safeParse(headOf(session));
   if (!head.success) {
     const issue = head.error.issues[0];
+    const path = issue?.path.join('.') ?? '';
     throw new InvalidInputError(
-      `Session "${session.id}" has an invalid field \`${issue?.path.join('.')}\`: ${issue?.message}`,
-      { cause: head.error },
+      `${subject} has an invalid field \`${path}\`: ${issue?.message}; nothing was written`,
+      { cause: head.error, path },
     );
   }
   if (session.pending !== null) {
@@ -23,10 +55,45 @@ export function assertWritable(session: Session): void {
   }
 }
 
-/** Fills ids and timestamps of new messages and validates them (stored ones were checked). */
+/**
+ * B4: the store sets `revision` and `updatedAt` on the session it saves and keeps that object
+ * as the live session, a run adds to its messages and tool calls and stamps its pending
+ * turn. A frozen one (Object.freeze, Immer's produce) would take the write and then throw,
+ * and every later save would conflict with that write; it is refused before anything is
+ * written instead.
+ */
+function assertMutable(session: Session): void {
+  const parts: Array<[string, unknown]> = [
+    ['the session object', session],
+    ['`messages`', session.messages],
+    ['`toolCalls`', session.toolCalls],
+    ['`pending`', session.pending],
+  ];
+  for (const [part, value] of parts) {
+    if (typeof value !== 'object' || value === null || Object.isExtensible(value)) continue;
+    throw new InvalidInputError(
+      `Session "${String(session.id)}" cannot be saved: ${part} is frozen or sealed (Object.freeze, or state produced by Immer). ` +
+        'The store sets `revision` and `updatedAt` on the session it saves and keeps it as the live session, and a run adds to its ' +
+        'messages, tool calls and pending turn, so these must stay mutable. Nothing was written. Save a mutable copy, for example ' +
+        '`{ ...session, messages: [...session.messages], toolCalls: [...session.toolCalls], pending: session.pending && { ...session.pending } }` ' +
+        '(saved messages may stay frozen), and go on with the session save() returns; with Immer, setAutoFreeze(false) also works.',
+      { path: part === 'the session object' ? '' : part.slice(1, -1) },
+    );
+  }
+}
+
+/**
+ * Fills ids and timestamps of new messages and validates them (stored ones were checked),
+ * and B5: refuses a message id used twice, since removing one copy would then not count as
+ * removing a message. Only the messages after the unchanged stored prefix are walked; their
+ * ids are checked against the stored ones through message-ids.ts, and not at all when every
+ * id was just generated.
+ */
 export function normalizeMessages(session: Session, stored: readonly Message[], now: number): void {
   if (!Array.isArray(session.messages)) {
-    throw new InvalidInputError(`Session "${session.id}" messages must be an array`);
+    throw new InvalidInputError(`Session "${session.id}" messages must be an array`, {
+      path: 'messages',
+    });
   }
   const messages = session.messages;
   let firstChanged = 0;
@@ -35,20 +102,71 @@ export function normalizeMessages(session: Session, stored: readonly Message[], 
   }
   // Stored messages are frozen and were validated when written; check only the rest.
   const storedSet = firstChanged < stored.length ? new Set(stored) : null;
+  const laterIds = new Set<string>();
+  let prefixMayHoldThem = false;
   for (let index = firstChanged; index < messages.length; index++) {
     const candidate = messages[index];
-    if (storedSet?.has(candidate as Message)) continue;
-    messages[index] = normalizeMessage(
-      candidate,
-      now,
-      `session "${session.id}" messages[${index}]`,
-    );
+    let message = candidate as Message;
+    if (storedSet?.has(message) === true) {
+      prefixMayHoldThem = true;
+    } else {
+      // A generated id is unique by construction: it needs no scan of the prefix.
+      if (!isPlainObject(candidate) || candidate.id !== undefined) prefixMayHoldThem = true;
+      message = normalizeMessage(
+        candidate,
+        now,
+        `Session "${session.id}" messages[${index}]`,
+        `messages[${index}]`,
+      );
+      if (message !== candidate) messages[index] = message;
+    }
+    if (laterIds.has(message.id)) throw duplicateIdError(session, message.id);
+    laterIds.add(message.id);
   }
+  // Appending to the stored transcript (the common save): its ids are known from the last
+  // save, checked in O(appended). Otherwise the unchanged prefix is read once.
+  const known = firstChanged === stored.length ? knownIdsOf(stored) : null;
+  if (prefixMayHoldThem) {
+    const repeated =
+      known !== null
+        ? [...laterIds].find((id) => knownHolds(known, id))
+        : messages.slice(0, firstChanged).find((message) => laterIds.has(message.id))?.id;
+    if (repeated !== undefined) throw duplicateIdError(session, repeated);
+  }
+  rememberIds(messages, stored, known);
 }
 
-/** Validates one caller-written message and fills `id` and `createdAt` when missing. */
-export function normalizeMessage(candidate: unknown, now: number, where: string): Message {
-  if (!isPlainObject(candidate)) throw new InvalidInputError(`${where} must be an object`);
+function duplicateIdError(session: Session, id: string): InvalidInputError {
+  const positions = session.messages
+    .map((message, index) => (message.id === id ? index : -1))
+    .filter((index) => index >= 0);
+  return new InvalidInputError(
+    `Session "${session.id}" has more than one message with id "${id}" (messages[${positions.join('], messages[')}]); ` +
+      'message ids must be unique in a session, or removing one would not count as a removal (B5). Nothing was written.',
+    { path: `messages[${positions.at(-1) ?? 0}].id` },
+  );
+}
+
+/**
+ * Validates one caller-written message and fills `id` and `createdAt` when missing. `where`
+ * names it in error messages and `path` (when it is in a session) in the error's `path`. It
+ * sits at level 3 of a session document (messages, a pending turn's user message), which the
+ * depth limit counts from.
+ */
+export function normalizeMessage(
+  candidate: unknown,
+  now: number,
+  where: string,
+  path = '',
+): Message {
+  if (!isPlainObject(candidate)) {
+    throw new InvalidInputError(`${where} must be an object`, { path });
+  }
+  const unstorable = findUnstorableValue(candidate, {
+    rootDepth: MESSAGE_DEPTH,
+    maxDepth: MAX_SESSION_DEPTH,
+  });
+  if (unstorable !== null) throw unstorableError(where, unstorable, path);
   const reserved = findReservedField(candidate);
   if (reserved !== null) throw new ReservedFieldError(reserved, where);
   const filled =
@@ -58,12 +176,44 @@ export function normalizeMessage(candidate: unknown, now: number, where: string)
   const parsed = messageSchema.safeParse(filled);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InvalidInputError(
-      `${where} is invalid at \`${issue?.path.join('.')}\`: ${issue?.message}`,
-      {
-        cause: parsed.error,
-      },
-    );
+    const issuePath = issue?.path.join('.') ?? '';
+    throw new InvalidInputError(`${where} is invalid at \`${issuePath}\`: ${issue?.message}`, {
+      cause: parsed.error,
+      path: joinPath(path, issuePath),
+    });
   }
   return filled as Message;
+}
+
+/**
+ * The create() input, its messages included so a refusal names `messages[i]…` (they are
+ * walked again as they are normalized; create is not the hot path a save is).
+ */
+export function assertCreateInput(input: unknown): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new InvalidInputError('create() takes an object', { path: '' });
+  }
+  const unstorable = findUnstorableField(input, { depth: 1, maxDepth: MAX_SESSION_DEPTH });
+  if (unstorable !== null) throw unstorableError('create()', unstorable);
+}
+
+/**
+ * InvalidInputError for a value JSON would not store as it is. The message names the value
+ * from `subject`; the error's `path` starts at `pathPrefix` (a message's place in its session).
+ */
+export function unstorableError(
+  subject: string,
+  problem: UnstorableValue,
+  pathPrefix = '',
+): InvalidInputError {
+  const at = problem.path === '' ? '' : `: \`${problem.path}\``;
+  return new InvalidInputError(`${subject}${at} ${problem.reason}. Nothing was written.`, {
+    cause: problem.cause,
+    path: joinPath(pathPrefix, problem.path),
+  });
+}
+
+function joinPath(prefix: string, path: string): string {
+  if (prefix === '' || path === '') return prefix + path;
+  return path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
 }

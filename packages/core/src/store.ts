@@ -3,10 +3,19 @@ import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { flushCachedSessions } from './flush-sessions.js';
 import { assertValidId } from './ids.js';
+import { InvalidInputError } from './input-errors.js';
 import { Lifecycle } from './lifecycle.js';
 import { StoreClosedError } from './lifecycle-errors.js';
 import { LiveSessions } from './live-sessions.js';
 import { LockRegistry } from './lock-registry.js';
+import {
+  assertBeginRunInput,
+  assertCallInput,
+  journalReadOptionsSchema,
+  listOptionsSchema,
+  loadOptionsSchema,
+  saveOptionsSchema,
+} from './option-schemas.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import type {
   BeginRunInput,
@@ -28,6 +37,7 @@ import type {
   SaveOptions,
   SessionPage,
 } from './session-types.js';
+import { assertCreateInput } from './session-validation.js';
 import type { SessionStoreOptions } from './store-options.js';
 import { StoreRuns, type StoreRunsHost } from './store-runs.js';
 import { StoreSessions, type StoreSessionsHost } from './store-sessions.js';
@@ -105,11 +115,17 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
 
   // ── Sessions ─────────────────────────────────────────────────────────────────────
 
-  create(input: CreateSessionInput = {}, options: SaveOptions = {}): Promise<Session> {
+  async create(input: CreateSessionInput = {}, options: SaveOptions = {}): Promise<Session> {
+    assertCallInput(saveOptionsSchema, options, 'create()');
+    if (typeof input === 'object' && input !== null && input.id !== undefined) {
+      assertValidId(input.id);
+    }
+    assertCreateInput(input);
     return createSession(this, input, options);
   }
 
-  load(id: string, options?: LoadOptions): Promise<Session> {
+  async load(id: string, options?: LoadOptions): Promise<Session> {
+    assertCallInput(loadOptionsSchema, options, 'load()');
     return this.sessions.load(id, options);
   }
 
@@ -130,7 +146,8 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     return this.sessions.exists(id);
   }
 
-  save(session: Session, options?: SaveOptions): Promise<Session> {
+  async save(session: Session, options?: SaveOptions): Promise<Session> {
+    assertCallInput(saveOptionsSchema, options, 'save()');
     return this.sessions.save(session, options);
   }
 
@@ -139,6 +156,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   async list(options: ListOptions = {}): Promise<SessionPage> {
+    assertCallInput(listOptionsSchema, options, 'list()');
     await this.ready('list sessions');
     await this.persistence.indexRepairs.catchUp((id, fn) => this.locks.withLockIfNotHeld(id, fn));
     return listSessions(this.adapter, this.clock, options);
@@ -150,6 +168,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
     assertValidId(id);
+    if (typeof fn !== 'function') throw new InvalidInputError('withLock() takes a function');
     await this.ready('lock a session');
     return this.locks.withLock(id, fn);
   }
@@ -164,7 +183,8 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
 
   // ── Runs ─────────────────────────────────────────────────────────────────────────
 
-  beginRun(sessionId: string, input: BeginRunInput): Promise<RunHandle> {
+  async beginRun(sessionId: string, input: BeginRunInput): Promise<RunHandle> {
+    assertBeginRunInput(input);
     return this.runs.beginRun(sessionId, input);
   }
 
@@ -176,11 +196,12 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     return this.runs.cancelRun(sessionId, runId);
   }
 
-  readJournal(
+  async readJournal(
     sessionId: string,
     runId: string,
     options?: JournalReadOptions,
   ): Promise<JournalReadResult> {
+    assertCallInput(journalReadOptionsSchema, options, 'readJournal()');
     return this.runs.readJournal(sessionId, runId, options);
   }
 
@@ -238,6 +259,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   on(listener: (event: StoreEvent) => void): () => void {
+    if (typeof listener !== 'function') throw new InvalidInputError('on() takes a function');
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
