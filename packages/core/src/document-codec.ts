@@ -166,7 +166,8 @@ function decodePending(value: unknown, problems: DecodeProblem[], now: number) {
         streamId: value.streamId as string,
         userMessage,
         attachments: attachments.success ? attachments.data : [],
-        startedAt: isTimestamp(value.startedAt) ? value.startedAt : 0,
+        // A5: reset to the time of reading, a valid start that lets the grace period run.
+        startedAt: isTimestamp(value.startedAt) ? value.startedAt : now,
       };
     }
   }

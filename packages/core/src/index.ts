@@ -29,6 +29,7 @@ export {
 } from './document-codec.js';
 export { assertValidId, ID_PATTERN, isValidId, randomId } from './ids.js';
 export * from './input-errors.js';
+export { MAX_EVENT_DATA_DEPTH, MAX_SESSION_DEPTH } from './json-value.js';
 export {
   KeepsakeError,
   type KeepsakeErrorCode,

@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 import { assertValidId, randomId } from './ids.js';
 import { InvalidInputError, LimitExceededError } from './input-errors.js';
 import { READ_PAGE, readJournal, readWholeJournal } from './journal-read.js';
-import { recordText, storedRecord } from './journal-record.js';
+import { assertReadableData, recordText, storedRecord } from './journal-record.js';
 import { KeepsakeError } from './keepsake-error.js';
 import { JournalConflictError, JournalSealedError, RunNotActiveError } from './run-errors.js';
 import type { JournalEventInput, RunTerminalState } from './run-types.js';
@@ -156,6 +156,8 @@ export class JournalWriter {
         'Journal event',
       );
     }
+    // E2: refused before it is queued, not once the appends ahead of it have settled.
+    assertReadableData(dataText);
     // The serialized data is spliced into the record's text (one stringify per event).
     return { type, eventId, dataText };
   }

@@ -125,13 +125,14 @@ export class SessionPersistence {
         `Session "${session.id}"`,
       );
     }
-    if (shrink) await retainStoredRevision(adapter, clock, session.id);
     const durable = options.fsync === true;
-    // What is written, captured now: the caller may change the live session while the
-    // write is in flight, and those changes must still count as unsaved afterwards.
+    // What is written, captured before the first await (the text above was made from it):
+    // the caller may change the live session while the write is in flight, and those
+    // changes must still count as unsaved afterwards.
     const writtenMessages = [...messages];
     const writtenHeadText = JSON.stringify({ ...headOf(session), revision, updatedAt });
     const writtenSummary = { ...summaryOf(session), updatedAt };
+    if (shrink) await retainStoredRevision(adapter, clock, session.id);
     const started = performance.now();
     const indexWithDocument =
       adapter.capabilities.indexWithDocument === true && options.skipIndex !== true;
