@@ -1,9 +1,10 @@
+import { settlesWithin } from './deadline.js';
 import { readWholeJournal } from './journal-read.js';
 import type { JournalWriter } from './journal-writer.js';
 import { createMarker } from './markers.js';
 import { addPendingUserMessage } from './pending-user-message.js';
 import { JournalSealedError } from './run-errors.js';
-import type { RunHost } from './run-host.js';
+import { createJournalWriter, type RunHost } from './run-host.js';
 import type { CancelOutcome, CompleteRunInput } from './run-types.js';
 import type { PendingTurn, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
@@ -67,7 +68,7 @@ export async function writeCompletedTurn(
 export async function interruptPendingTurn(
   host: RunHost,
   entry: CacheEntry,
-  writer: JournalWriter,
+  runWriter: JournalWriter,
   kind: 'cancel' | 'error',
   error?: { message: string; code?: string },
 ): Promise<CancelOutcome> {
@@ -75,7 +76,14 @@ export async function interruptPendingTurn(
   const pending = session.pending;
   if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
   const runId = pending.streamId;
-  await writer.idle();
+  const { clock, cancelDeadlineMs } = host.options;
+  // E6: the run's appends in flight go first, but only for so long: an append that never
+  // returns (a hung backend call) must not hold the session lock forever. Past the deadline
+  // the cancel record goes through a writer of its own, which takes the next sequence
+  // whatever the stuck one does; that one then finds the journal sealed.
+  const writer = (await settlesWithin(runWriter.idle(), clock, cancelDeadlineMs))
+    ? runWriter
+    : createJournalWriter(host, session.id, runId);
   const interruptedState = kind === 'cancel' ? 'interrupted-by-user' : 'errored';
   // Already in the journal when an earlier attempt appended it and then met a revision
   // conflict writing the session (or another instance cancelled meanwhile): the session
@@ -147,4 +155,44 @@ function restore(session: Session, snapshot: SessionSnapshot): void {
   session.messages.splice(0, session.messages.length, ...snapshot.messages);
   session.toolCalls.splice(0, session.toolCalls.length, ...snapshot.toolCalls);
   session.pending = snapshot.pending;
+}
+
+/**
+ * E6, F1: a cancel (or failure) whose record is in the journal, but whose session write
+ * lost the race to another instance's crash repair of the same turn. The repair ended
+ * the turn with an "interrupted" marker; the journal, though, ends as the user asked.
+ * The marker is rewritten to agree with the journal (exactly one marker, in place, the
+ * recovered output above it kept) and the cancel counts as done. Returns null when the
+ * turn was ended some other way: then there is nothing to take over.
+ */
+export async function endRepairedTurn(
+  host: RunHost,
+  entry: CacheEntry,
+  writer: JournalWriter,
+  runId: string,
+  kind: 'cancel' | 'error',
+  error?: { message: string; code?: string },
+): Promise<CancelOutcome | null> {
+  const session = entry.session;
+  const interruptedState = kind === 'cancel' ? 'interrupted-by-user' : 'errored';
+  if (writer.terminalState !== interruptedState) return null;
+  const index = session.messages.findIndex((message) => message.marker?.runId === runId);
+  const found = session.messages[index];
+  if (found?.marker === undefined) return null;
+  const wanted =
+    kind === 'cancel'
+      ? createMarker('cancelled', 'cancelled', runId, found.createdAt)
+      : createMarker('errored', 'errored', runId, found.createdAt, {
+          detail: error?.message ?? '',
+        });
+  if (found.marker.type !== wanted.marker!.type) {
+    session.messages[index] = { ...wanted, id: found.id };
+    try {
+      await host.write(entry, { fsync: true, touchUpdatedAt: false });
+    } catch (cause) {
+      session.messages[index] = found;
+      throw cause;
+    }
+  }
+  return { cancelled: true, sessionId: session.id, runId };
 }

@@ -35,6 +35,7 @@ const optionsSchema = z.strictObject({
     .strict()
     .optional(),
   lifecycle: z.object({ drainDeadlineMs: positiveInt.optional() }).strict().optional(),
+  runs: z.object({ cancelDeadlineMs: positiveInt.optional() }).strict().optional(),
   deltas: z
     .object({ compactAfter: positiveInt.optional(), compactRatio: nonNegative.optional() })
     .strict()
@@ -54,6 +55,7 @@ export interface ResolvedOptions {
   maxAttempts: number;
   giveUpMs: number;
   drainDeadlineMs: number;
+  cancelDeadlineMs: number;
   compactAfter: number;
   compactRatio: number;
   flushConcurrency: number;
@@ -125,6 +127,7 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
     maxAttempts: value.recovery?.maxAttempts ?? 12,
     giveUpMs: value.recovery?.giveUpMs ?? 86_400_000,
     drainDeadlineMs: value.lifecycle?.drainDeadlineMs ?? 10_000,
+    cancelDeadlineMs: value.runs?.cancelDeadlineMs ?? 10_000,
     compactAfter: value.deltas?.compactAfter ?? 64,
     compactRatio: value.deltas?.compactRatio ?? 1,
     flushConcurrency: value.flushConcurrency ?? 8,

@@ -1,5 +1,6 @@
 import { PeriodicCheckpoint } from './checkpoint.js';
 import {
+  endRepairedTurn,
   interruptPendingTurn,
   MAX_CONFLICT_ATTEMPTS,
   writeCompletedTurn,
@@ -87,6 +88,13 @@ export class Run implements RunHandle {
     try {
       const record = await this.journal.append(event);
       if (record.type === 'tool_result') this.checkpoint.recordActivity();
+      // D4: another instance found this run dead and repaired its turn (its crash record is
+      // in the journal). What the run appends still lands in its journal, findable there,
+      // but the run no longer owns the turn.
+      if (this.journal.terminalState === 'interrupted-by-crash' && this.state === 'active') {
+        this.end('fenced');
+        void this.checkpoint.stop();
+      }
       return record;
     } catch (error) {
       // Refused as invalid before anything was written: the event id is free again.
@@ -113,6 +121,14 @@ export class Run implements RunHandle {
   }
 
   async complete(input: CompleteRunInput = {}): Promise<Session> {
+    if (this.state === 'fenced' && !this.journal.isDeleted) {
+      assertCompleteInput(input, this.host.options.clock.now());
+      await this.checkpoint.stop();
+      await this.journal.idle();
+      return this.host.locks.withLock(this.sessionId, async () =>
+        this.finishFenced(await this.host.entryFor(this.sessionId), input),
+      );
+    }
     if (this.state !== 'active') {
       throw new RunNotActiveError(this.sessionId, this.runId, `it is already ${this.state}`);
     }
@@ -144,17 +160,8 @@ export class Run implements RunHandle {
     const session = entry.session;
     const pending = session.pending;
     if (pending?.streamId !== this.runId) {
-      // D4: fenced out. Finish our own journal; recovery folds it, the run writes nothing.
       this.end('fenced');
-      if (this.journal.terminalState !== 'completed') {
-        await this.journal.append({ type: 'done' }).catch(() => undefined);
-      }
-      await this.host.foldLateOutput(entry, this.runId);
-      throw new RunNotActiveError(
-        this.sessionId,
-        this.runId,
-        "its stream is no longer the session's active stream",
-      );
+      return this.finishFenced(entry, input);
     }
     await writeCompletedTurn(
       this.host,
@@ -215,6 +222,16 @@ export class Run implements RunHandle {
       for (let attempt = 0; ; attempt++) {
         if (entry.session.pending?.streamId !== this.runId) {
           this.end('fenced');
+          // Another instance's repair ended the turn after our record reached the journal.
+          const taken = await endRepairedTurn(
+            this.host,
+            entry,
+            this.journal,
+            this.runId,
+            kind,
+            error,
+          );
+          if (taken !== null) return taken;
           return { cancelled: false, reason: 'not-active' };
         }
         try {
@@ -279,6 +296,29 @@ export class Run implements RunHandle {
       throw cause;
     }
     this.host.emit({ type: 'checkpoint', sessionId: this.sessionId, runId: this.runId });
+  }
+
+  /**
+   * D4: fenced out. The run finishes its own journal (the assistant messages it was given
+   * go in as text, so they stay findable there) and writes nothing to the session; a turn
+   * that is still the last one answered gets the output folded in by recovery (F2).
+   */
+  private async finishFenced(entry: CacheEntry, input: CompleteRunInput): Promise<never> {
+    if (this.journal.terminalState !== 'completed') {
+      for (const message of input.assistantMessages ?? []) {
+        if (typeof message.content !== 'string' || message.content === '') continue;
+        await this.journal
+          .append({ type: 'token', data: { text: message.content } })
+          .catch(() => undefined);
+      }
+      await this.journal.append({ type: 'done' }).catch(() => undefined);
+    }
+    await this.host.foldLateOutput(entry, this.runId);
+    throw new RunNotActiveError(
+      this.sessionId,
+      this.runId,
+      "its stream is no longer the session's active stream",
+    );
   }
 
   private end(state: 'finished' | 'fenced'): void {

@@ -44,6 +44,14 @@ export interface SessionStoreOptions {
     /** C2/C5/G6: how long close() waits for memory commits before abandoning them. @default 10000 */
     drainDeadlineMs?: number;
   };
+  runs?: {
+    /**
+     * E6: how long a cancel or failure waits for the run's appends in flight to settle.
+     * Past it the run is fenced out all the same (its stuck appends can no longer change
+     * the transcript) and the session is free for a new run. @default 10000
+     */
+    cancelDeadlineMs?: number;
+  };
   deltas?: {
     /** Fewest appended-message deltas before a save may rewrite the document in full. @default 64 */
     compactAfter?: number;

@@ -1,5 +1,9 @@
 import { adapterCall } from './adapter-call.js';
-import { interruptPendingTurn, MAX_CONFLICT_ATTEMPTS } from './end-pending-turn.js';
+import {
+  endRepairedTurn,
+  interruptPendingTurn,
+  MAX_CONFLICT_ATTEMPTS,
+} from './end-pending-turn.js';
 import { assertValidId, randomId } from './ids.js';
 import { InvalidInputError } from './input-errors.js';
 import { readJournal, readWholeJournal } from './journal-read.js';
@@ -106,6 +110,10 @@ export class StoreRuns implements RunHost {
       throw new InvalidInputError('beginRun(): `attachments` must be an array');
     }
     await this.store.ready('start a run');
+    // E7: a run of this store still owns the session (maybe held up by a cancel waiting
+    // for its appends): busy at once, not after waiting for the lock.
+    const running = this.runs.get(sessionId);
+    if (running !== undefined) throw new SessionBusyError(sessionId, running.runId);
     // Recovery of a dead pending turn runs here, before the lock is taken.
     await this.store.load(sessionId);
     return this.locks.withLock(sessionId, async () => {
@@ -195,7 +203,9 @@ export class StoreRuns implements RunHost {
             return { cancelled: false, reason: 'no-pending-turn' };
           }
           if (entry.session.pending?.streamId !== pending.streamId) {
-            return { cancelled: false, reason: 'already-finished' };
+            // A crash repair of another instance ended the turn after our record landed.
+            const taken = await endRepairedTurn(this, entry, writer, pending.streamId, 'cancel');
+            return taken ?? { cancelled: false, reason: 'already-finished' };
           }
         }
       }

@@ -3,10 +3,47 @@
  * from another instance lost every race against a run with queued appends and failed with
  * a JournalConflictError whose text made no sense.
  */
-import { JournalSealedError, RunNotActiveError } from '@keepsake/core';
+import {
+  JournalSealedError,
+  RunNotActiveError,
+  type Session,
+  SessionBusyError,
+} from '@keepsake/core';
 import { expect } from 'vitest';
-import { contentsOf, userInput } from '../harness/fixtures.js';
+import type { OpenedStore } from '../harness/environment.js';
+import {
+  captureError,
+  contentsOf,
+  deferred,
+  expectTypedError,
+  settlesPromptly,
+  userInput,
+} from '../harness/fixtures.js';
+import { holdAdapterCall, holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+
+const PAST_GRACE_MS = 31_000;
+/** A worker whose checkpoints never fire, so only the test decides when a run looks dead. */
+const WORKER = {
+  journal: { durability: 'each' },
+  checkpoint: { intervalMs: 3_600_000, idleRefreshMs: 3_600_000 },
+} as const;
+
+function markersOf(session: Session) {
+  return session.messages.filter((message) => message.marker !== undefined);
+}
+
+/** Holds the next journal append of `opened` whose record is of `type`. */
+function holdNextAppendOf(opened: OpenedStore, type: string) {
+  return holdAdapterCall(opened.adapter, {
+    method: 'appendLog',
+    times: 1,
+    match: (args) =>
+      (args[2] as Array<{ text: string }>).some((record) =>
+        record.text.includes(`"type":"${type}"`),
+      ),
+  });
+}
 
 export function defineCancelRaceTests(suite: SpecRegistrar): void {
   suite.test(
@@ -47,6 +84,84 @@ export function defineCancelRaceTests(suite: SpecRegistrar): void {
         await streaming.store.close();
         await cancelling.store.close();
       }
+    },
+  );
+
+  for (const order of ['cancel record first', 'repair first'] as const) {
+    suite.test(
+      'E6',
+      `a cancel racing another instance's crash repair ends with one cancel marker (${order})`,
+      async (env) => {
+        const owner = await env.openStore(WORKER);
+        const session = await owner.store.create({ id: env.id() }, { fsync: true });
+        const run = await owner.store.beginRun(session.id, { userMessage: userInput('stop me') });
+        await run.append({ type: 'token', data: { text: 'partial' } });
+        await env.clock.advance(PAST_GRACE_MS);
+        const repairer = await env.openStore(WORKER);
+        let cancelling: Promise<unknown>;
+        if (order === 'cancel record first') {
+          const held = holdNextSessionWrite(owner.adapter, session.id);
+          cancelling = run.cancel();
+          await held.entered;
+          await repairer.store.load(session.id);
+          held.release();
+        } else {
+          const held = holdNextAppendOf(owner, 'cancel');
+          cancelling = run.cancel();
+          await held.entered;
+          await repairer.store.load(session.id);
+          held.release();
+        }
+        expect(await cancelling).toMatchObject({ cancelled: true, runId: run.runId });
+        const reader = await env.openStore();
+        const stored = await reader.store.load(session.id);
+        expect(markersOf(stored).map((message) => message.marker!.type)).toEqual(['cancelled']);
+        expect(contentsOf(stored)).toContain('partial');
+        expect((await reader.store.runSummary(session.id, run.runId)).terminalState).toBe(
+          'interrupted-by-user',
+        );
+      },
+    );
+  }
+
+  suite.test(
+    'E6',
+    'an append that never returns holds a cancel only until the deadline; then a new run is admitted',
+    async (env) => {
+      const opened = await env.openStore({ ...WORKER, runs: { cancelDeadlineMs: 5_000 } });
+      const { store } = opened;
+      const session = await store.create({ id: env.id() }, { fsync: true });
+      const run = await store.beginRun(session.id, { userMessage: userInput('hang') });
+      await run.append({ type: 'token', data: { text: 'before the hang' } });
+      const never = deferred();
+      opened.adapter.inject({
+        method: 'appendLog',
+        times: 1,
+        match: (args) =>
+          (args[2] as Array<{ text: string }>).some((record) => record.text.includes('stuck')),
+        gate: never.promise,
+      });
+      const stuck = run.append({ type: 'token', data: { text: 'stuck' } });
+      const cancelling = run.cancel();
+      const busy = store.beginRun(session.id, { userMessage: userInput('next') });
+      expect(await settlesPromptly(busy), 'beginRun answers at once').toBe(true);
+      await expectTypedError(busy, SessionBusyError);
+      expect(await settlesPromptly(cancelling), 'the cancel waits for the append').toBe(false);
+      await env.clock.advance(5_000);
+      expect(await cancelling).toMatchObject({ cancelled: true });
+      const next = await store.beginRun(session.id, { userMessage: userInput('next') });
+      await next.complete({ assistantMessages: [{ role: 'assistant', content: 'fine now' }] });
+      const before = contentsOf(await (await env.openStore()).store.load(session.id));
+      // The stuck call finally goes through: it can no longer change the transcript.
+      never.resolve();
+      const error = await captureError(() => stuck);
+      expect(
+        error === undefined || JournalSealedError.isInstance(error),
+        'the late append is refused as sealed (or was stored before the cancel)',
+      ).toBe(true);
+      const after = contentsOf(await (await env.openStore()).store.load(session.id));
+      expect(after).toEqual(before);
+      expect(after).toEqual(['hang', 'before the hang', expect.any(String), 'next', 'fine now']);
     },
   );
 }

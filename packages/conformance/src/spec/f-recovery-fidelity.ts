@@ -364,6 +364,7 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
         const first = await env.openStore(WORKER);
         const session = await first.store.create({ id: env.id() }, { fsync: true });
         const run1 = await first.store.beginRun(session.id, { userMessage: userInput('user 1') });
+        await run1.append({ type: 'token', data: { text: 'early output. ' } });
         await env.clock.advance(PAST_GRACE_MS);
         const second = await env.openStore(WORKER);
         await second.store.load(session.id);
@@ -371,6 +372,8 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
         await run2.complete({ assistantMessages: [{ role: 'assistant', content: 'answer 2' }] });
         const expected = contentsOf(await (await env.openStore()).store.load(session.id));
         await run1.append({ type: 'token', data: { text: 'late answer' } });
+        // The repair's crash record in its journal tells the run it no longer owns the turn.
+        expect(run1.active, 'the run learns it was fenced out').toBe(false);
         await expectTypedError(
           ending === 'journal'
             ? run1.complete()
