@@ -7,7 +7,7 @@ import { READ_PAGE, readJournal, readWholeJournal } from './journal-read.js';
 import { assertReadableData, recordText, storedRecord } from './journal-record.js';
 import { KeepsakeError } from './keepsake-error.js';
 import { JournalConflictError, JournalSealedError, RunNotActiveError } from './run-errors.js';
-import type { JournalEventInput, RunTerminalState } from './run-types.js';
+import type { JournalEventInput, JournalReadResult, RunTerminalState } from './run-types.js';
 import { type JournalEventType, type JournalRecord, journalEventTypeSchema } from './schemas.js';
 import { BackendError } from './storage-errors.js';
 import type { JournalDurabilityPolicy } from './store-options.js';
@@ -304,29 +304,31 @@ export class JournalWriter {
   /**
    * Reads the records from `from` (up to, not including, `before`) that another writer
    * appended, to learn the terminal state they leave; `lastSequence` is already past them.
+   * Damaged records are skipped (E2, E3): they hold no state, but their sequences are taken.
    */
   private async catchUp(from: number, before = Number.POSITIVE_INFINITY): Promise<void> {
     const { adapter, sessionId, runId } = this.options;
     let after = from - 1;
     let state = this.state;
     for (;;) {
-      const page = await readJournal(adapter, sessionId, runId, { afterSequence: after });
-      for (const record of page.records) {
-        if (record.sequence >= before) break;
-        state = nextTerminalState(state, record.type);
-        after = record.sequence;
-      }
-      const last = page.records.at(-1);
-      if (last === undefined || last.sequence >= before - 1 || page.records.length < READ_PAGE) {
-        break;
-      }
-      if (page.gap !== null || page.invalidRecord !== null) break;
+      const page = await readJournal(adapter, sessionId, runId, {
+        afterSequence: after,
+        ...(Number.isFinite(before) ? { upToSequence: before - 1 } : {}),
+      });
+      for (const record of page.records) state = nextTerminalState(state, record.type);
+      const moved = page.lastSequence > after;
+      after = page.lastSequence;
+      if (!moved || !isFullPage(page) || after >= before - 1) break;
     }
     this.state = state;
     if (this.lastSequence === null || after > this.lastSequence) this.lastSequence = after;
   }
 
-  /** Re-reads the stored journal to learn its last sequence and terminal state. */
+  /**
+   * Re-reads the stored journal to learn its last sequence and terminal state. A damaged
+   * record in the middle is skipped, not taken for the end (E2, E3): the next append goes
+   * after the last sequence stored, so the run can still complete and seal.
+   */
   async refresh(): Promise<void> {
     let after = 0;
     let state: RunTerminalState | null = null;
@@ -345,12 +347,16 @@ export class JournalWriter {
         if (page.exists) this.seenJournal = true;
       }
       for (const record of page.records) state = nextTerminalState(state, record.type);
-      const last = page.records.at(-1);
-      if (last !== undefined) after = last.sequence;
-      if (last === undefined || page.gap !== null || page.invalidRecord !== null) break;
-      if (page.records.length < READ_PAGE) break;
+      const moved = page.lastSequence > after;
+      after = page.lastSequence;
+      if (!moved || !isFullPage(page)) break;
     }
     this.lastSequence = after;
     this.state = state;
   }
+}
+
+/** Whether a read returned as many stored records as a page holds (there may be more). */
+function isFullPage(page: JournalReadResult): boolean {
+  return page.records.length + page.invalidRecords.length >= READ_PAGE;
 }

@@ -54,9 +54,10 @@ export async function repairPendingTurn(
   const pending = session.pending;
   if (pending === null) return 'alive';
   const runId = pending.streamId;
-  const journal = await readForRecovery(context, session.id, runId);
+  const journal = await readForRecovery(context, session, runId);
   const records = journal?.records ?? [];
-  const terminal = terminalStateOf(records);
+  // E2: a journal with damaged or foreign records is not trusted to say how the run ended.
+  const terminal = journal?.damaged === true ? null : terminalStateOf(records);
   // An interrupted-by-crash record is written by whoever repairs the run (maybe another
   // instance, just now), never by the run itself: it is no sign of the run's life.
   const lastRunRecord = records.findLast((record) => record.type !== 'interrupted');
@@ -74,11 +75,13 @@ export async function repairPendingTurn(
   let outcome: PendingRepairOutcome;
   if (terminal === 'completed') {
     outcome = 'completed';
-  } else if (fold.hasOutput || endsForTheUser(terminal)) {
-    const marker = markerForJournal(records, fold.hasOutput, runId, context.now);
+  } else if (fold.hasOutput || endsForTheUser(terminal) || journal?.damaged === true) {
+    const stateRecords = journal?.damaged === true ? [] : records;
+    const marker = markerForJournal(stateRecords, fold.hasOutput, runId, context.now);
     // F2: output may still arrive after the repair (a worker that was only slow): keep
-    // watching the journal until the run has ended for good.
-    session.messages.push(withWatch(marker, isFinalState(terminal) ? null : watch));
+    // watching the journal until the run has ended for good (a damaged one is not watched).
+    const watching = !isFinalState(terminal) && journal?.damaged !== true;
+    session.messages.push(withWatch(marker, watching ? watch : null));
     outcome = fold.hasOutput ? 'recovered' : 'final';
   } else {
     const sealed = journal !== null && isSealed(records);
@@ -88,7 +91,7 @@ export async function repairPendingTurn(
     outcome = 'pending-retry';
   }
   session.pending = null;
-  if (journal?.exists === true && terminal === null) {
+  if (journal?.exists === true && terminalStateOf(records) === null) {
     await context.appendCrashRecord(session.id, runId).catch(() => undefined);
   }
   return outcome;
@@ -126,9 +129,16 @@ export async function retryPendingMarkers(
       changed = true;
       continue;
     }
-    const journal = await readForRecovery(context, session.id, retry.streamId!);
+    const journal = await readForRecovery(context, session, retry.streamId!);
     if (journal === null) continue;
-    const refreshed = refoldMarker(session, index, journal.records, retry, context);
+    const refreshed = refoldMarker(
+      session,
+      index,
+      journal.records,
+      retry,
+      context,
+      journal.damaged,
+    );
     if (refreshed === 'removed') removedMarker = true;
     if (refreshed !== 'unchanged') changed = true;
   }
@@ -146,10 +156,13 @@ export function refoldMarker(
   records: readonly JournalRecord[],
   retry: NonNullable<NonNullable<Message['marker']>['retry']>,
   context: Pick<RecoveryContext, 'now' | 'maxAttempts' | 'giveUpMs' | 'graceMs'>,
+  damaged = false,
 ): 'removed' | 'changed' | 'unchanged' {
   const message = session.messages[index]!;
   const runId = retry.streamId!;
-  const terminal = terminalStateOf(records);
+  // E2: a journal with damaged or foreign records is not trusted to say how the run ended:
+  // its output is folded, under the generic interrupted marker, and it is watched no more.
+  const terminal = damaged ? null : terminalStateOf(records);
   const fold = foldJournal(session, records, index, {
     runId,
     now: context.now,
@@ -167,8 +180,13 @@ export function refoldMarker(
     message.marker!.wording === 'pending-retry' && fold.changes === 0 && isSealed(records);
   const next = { ...retry, attempts: retry.attempts + (costsAttempt ? 1 : 0) };
   let marker = message;
-  if (fold.hasOutput || endsForTheUser(terminal)) {
-    const wanted = markerForJournal(records, fold.hasOutput, runId, message.createdAt);
+  if (fold.hasOutput || endsForTheUser(terminal) || damaged) {
+    const wanted = markerForJournal(
+      damaged ? [] : records,
+      fold.hasOutput,
+      runId,
+      message.createdAt,
+    );
     if (wanted.content !== message.content || wanted.marker!.type !== message.marker!.type) {
       // The marker keeps its id: it is the same turn's marker, now saying more (F4).
       marker = { ...wanted, id: message.id };
@@ -186,7 +204,7 @@ export function refoldMarker(
       id: message.id,
     };
   }
-  const watching = keepsWatching(terminal, next, false, context);
+  const watching = !damaged && keepsWatching(terminal, next, false, context);
   const updated = withWatch(marker, watching ? next : null);
   if (fold.changes === 0 && JSON.stringify(updated) === JSON.stringify(message)) {
     return 'unchanged';
@@ -195,14 +213,36 @@ export function refoldMarker(
   return 'changed';
 }
 
-/** Reads a journal for recovery; null when it cannot be read right now (F2 retries it). */
+/**
+ * Reads a journal for recovery; null when it cannot be read right now (F2 retries it).
+ * E2: records the adapter returned but that cannot be trusted are left out and reported as
+ * a warning, never thrown: damaged ones (readJournal skips them) and foreign ones, whose
+ * event id the transcript already attributes to another run (a record copied or planted
+ * from elsewhere). `damaged` then says the journal's own account of the run is not trusted.
+ */
 async function readForRecovery(
   context: RecoveryContext,
-  sessionId: string,
+  session: Session,
   runId: string,
-): Promise<JournalReadResult | null> {
+): Promise<(JournalReadResult & { damaged: boolean }) | null> {
+  const sessionId = session.id;
   try {
-    return await readWholeJournal(context.adapter, sessionId, runId);
+    const journal = await readWholeJournal(context.adapter, sessionId, runId);
+    const foreign = eventIdsOfOtherRuns(session, runId);
+    const records = journal.records.filter((record) => !foreign.has(record.eventId));
+    const foreignCount = journal.records.length - records.length;
+    const problems = [
+      ...journal.invalidRecords.map((entry) => `record ${entry.sequence}: ${entry.reason}`),
+      ...journal.gaps.map((gap) => `records ${gap.expected} to ${gap.found - 1} are missing`),
+      ...(foreignCount > 0 ? [`${foreignCount} record(s) carry event ids of another run`] : []),
+    ];
+    if (problems.length > 0) {
+      context.warn(
+        sessionId,
+        `the journal of run "${runId}" is damaged (${problems.join('; ')}); what is intact is kept, under the generic interrupted marker`,
+      );
+    }
+    return { ...journal, records, damaged: problems.length > 0 };
   } catch (error) {
     context.warn(
       sessionId,
@@ -210,6 +250,16 @@ async function readForRecovery(
     );
     return null;
   }
+}
+
+/** Event ids the transcript attributes to runs other than `runId` (F4 journal tags). */
+function eventIdsOfOtherRuns(session: Session, runId: string): Set<string> {
+  const ids = new Set<string>();
+  for (const tagged of [...session.messages, ...session.toolCalls]) {
+    const tag = tagged.journal;
+    if (tag !== undefined && tag.runId !== runId) ids.add(tag.eventId);
+  }
+  return ids;
 }
 
 function isSealed(records: readonly JournalRecord[]): boolean {

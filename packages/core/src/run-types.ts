@@ -36,18 +36,33 @@ export interface JournalReadResult {
   exists: boolean;
   /** E3: the journal ended in a torn record that was ignored. */
   tornTail: boolean;
-  /** E3: set when the sequence jumps; records stop before the gap. */
+  /** E3: the first jump in the sequence (see `gaps`); records go on after it. */
   gap: { expected: number; found: number } | null;
-  /** E2: a record that does not parse or whose identity does not match its journal; records stop before it. */
+  /** E2: the first record skipped as invalid (see `invalidRecords`). */
   invalidRecord: { sequence: number } | null;
+  /** E3: every jump in the sequence this read saw, in order. */
+  gaps: Array<{ expected: number; found: number }>;
+  /**
+   * E2: every record skipped because it does not parse or its identity does not match its
+   * journal (session, run, sequence, an event id used earlier), with the reason. The
+   * records after it are read on.
+   */
+  invalidRecords: Array<{ sequence: number; reason: string }>;
+  /** The last sequence stored that this read reached, valid or not (0: none). */
+  lastSequence: number;
 }
 
 export interface RunSummary {
   sessionId: string;
   runId: string;
+  /** The last sequence stored (a damaged record counts: the next append goes after it). */
   lastSequence: number;
   terminalState: RunTerminalState | null;
   exists: boolean;
+  /** The type of the last intact record, or null for an empty journal. */
+  lastEventType: JournalEventType | null;
+  /** The event id of the last intact record, or null for an empty journal. */
+  lastEventId: string | null;
 }
 
 export interface CompleteRunInput {

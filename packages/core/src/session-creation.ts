@@ -85,11 +85,11 @@ export async function rotateSession(
 ): Promise<Session> {
   assertValidId(oldId);
   assertValidId(newId);
-  await host.ready('rename a session');
   if (oldId === newId) throw new InvalidInputError('rename(): the new id equals the old one');
-  // D1/D2: both ids are locked, in one step, before anything changes: a holder of either
-  // finishes first, and whoever asks for either after this call waits for the rename.
+  // D1/D2: both ids are locked, in one step, at the call (before any await): a holder of
+  // either finishes first, and whoever asks for either after this call waits for the rename.
   return host.locks.withLocks([oldId, newId], async () => {
+    await host.ready('rename a session');
     // The new id then names the very mutex held under the old one, for good.
     host.locks.alias(newId, oldId);
     const parentEntry = await host.liveSessions.entryFor(oldId);

@@ -234,12 +234,15 @@ export class StoreRuns implements RunHost {
     assertValidId(runId, 'run');
     await this.store.ready('read a journal');
     const journal = await readWholeJournal(this.options.adapter, sessionId, runId);
+    const last = journal.records.at(-1);
     return {
       sessionId,
       runId,
       exists: journal.exists,
-      lastSequence: journal.records.at(-1)?.sequence ?? 0,
+      lastSequence: journal.lastSequence,
       terminalState: terminalStateOf(journal.records),
+      lastEventType: last?.type ?? null,
+      lastEventId: last?.eventId ?? null,
     };
   }
 

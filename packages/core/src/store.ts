@@ -169,8 +169,13 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
     assertValidId(id);
     if (typeof fn !== 'function') throw new InvalidInputError('withLock() takes a function');
-    await this.ready('lock a session');
-    return this.locks.withLock(id, fn);
+    if (this.state === 'closed') throw new StoreClosedError('lock a session');
+    // D1/D2: the place in the lock's queue is taken at the call, before any await, so the
+    // order of calls is the order of holders (a rename called first is served first).
+    return this.locks.withLock(id, async () => {
+      await this.ready('lock a session');
+      return fn();
+    });
   }
 
   retainedRevisions(id: string): Promise<number[]> {

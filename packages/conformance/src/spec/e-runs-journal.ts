@@ -31,6 +31,7 @@ import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { type PersistedSession, readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 import { defineCancelRaceTests } from './e-cancel-races.js';
+import { defineDamagedJournalTests } from './e-damaged-journals.js';
 import { defineTurnAttachmentTests } from './e-turn-attachments.js';
 
 const CHECKPOINT = { checkpoint: { intervalMs: 100, idleRefreshMs: 1000 } } as const;
@@ -71,6 +72,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineEndingTests(suite);
   defineTurnAttachmentTests(suite);
   defineCancelRaceTests(suite);
+  defineDamagedJournalTests(suite);
 }
 
 function definePendingTurnTests(suite: SpecRegistrar): void {
@@ -413,8 +415,12 @@ function defineJournalTests(suite: SpecRegistrar): void {
       );
       expect(planted.ok).toBe(true);
       const journal = await store.readJournal(session.id, 'run-x');
-      expect(journal.records.map((entry) => entry.sequence)).toEqual([1]);
+      // Skipped and reported, and the read goes on past it (E3: one damaged record never
+      // hides the ones after it).
+      expect(journal.records.map((entry) => entry.sequence)).toEqual([1, 3]);
       expect(journal.invalidRecord).toEqual({ sequence: 2 });
+      expect(journal.invalidRecords).toEqual([{ sequence: 2, reason: expect.any(String) }]);
+      expect(journal.lastSequence).toBe(3);
     },
   );
 
@@ -454,8 +460,9 @@ function defineJournalTests(suite: SpecRegistrar): void {
       },
     });
     const journal = await opened.store.readJournal(session.id, run.runId);
-    expect(journal.records.map((record) => record.sequence)).toEqual([1]);
+    expect(journal.records.map((record) => record.sequence)).toEqual([1, 3]);
     expect(journal.gap).toEqual({ expected: 2, found: 3 });
+    expect(journal.gaps).toEqual([{ expected: 2, found: 3 }]);
   });
 
   suite.test(
