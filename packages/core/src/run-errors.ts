@@ -67,7 +67,12 @@ export class JournalConflictError extends KeepsakeError {
   }
 }
 
-/** E2: a record whose identity (session, run, sequence) does not match its journal. */
+/**
+ * E2: a record whose identity (session, run, sequence) does not match its journal.
+ * @deprecated Never thrown: reads skip such a record and report it in
+ * `JournalReadResult.invalidRecords`, so one damaged record cannot hide the rest. Kept
+ * exported so code that names it still compiles; it will be removed in the next major.
+ */
 export class JournalRecordInvalidError extends KeepsakeError {
   static override isInstance = codeGuard<JournalRecordInvalidError>('journal_record_invalid');
   constructor(message: string, options: KeepsakeErrorOptions = {}) {
