@@ -8,19 +8,25 @@ import type {
   StoredDocument,
   WriteOptions,
 } from '@keepsake/core';
-import { indexMember } from './index-store.js';
-import {
-  deleteDocumentScript,
-  readDocumentScript,
-  writeDocumentScript,
-} from './scripts/document-scripts.js';
-import { putIndexEntryScript } from './scripts/index-scripts.js';
+import { encodeRecord, parseDocument, revisionField, tokenField } from './document-format.js';
+import { toKeepsakeError } from './errors.js';
+import { indexValue } from './index-store.js';
+import type { Step, StepResult } from './script-runner.js';
+import { deleteDocumentScript, writeDocumentScript } from './scripts/document-scripts.js';
+import { putIndexEntryIfWrittenScript } from './scripts/index-scripts.js';
 import { command, type StorageContext } from './storage-context.js';
 
 /**
- * Documents (sessions, retained revisions, lifecycle state): a hash holding the revision
- * `r`, the last full write `b` and the token `w` of the write that made it, plus a list
- * of the deltas appended since (B1, B4, delta saves).
+ * Documents (sessions, retained revisions, lifecycle state): one string each, the last full
+ * write followed by the deltas appended since (document-format.ts), written by one
+ * conditional script (B1, B4), read with one GET.
+ *
+ * The collection's id registry (a sorted set read by `listDocuments`) and the session
+ * index live under the namespace's own hash tag. Each is its own single write: an id is
+ * registered before its document is created and unregistered after it is deleted, so a
+ * crash in between leaves an id that reads as absent, never a document nothing lists. On
+ * a standalone server they go in the same pipeline as the document's write (one round
+ * trip); on Cluster, where they live on another slot, they are sent before or after it.
  */
 export class DocumentStore {
   private readonly context: StorageContext;
@@ -30,21 +36,14 @@ export class DocumentStore {
   }
 
   async get(collection: Collection, id: string): Promise<StoredDocument | null> {
-    const keys = this.context.keys.document(collection, id);
-    const reply = (await this.context.scripts.run(
-      readDocumentScript,
-      [keys.document, keys.deltas],
-      [],
-      { operation: `read a document (${collection}/${id})`, durable: false },
-    )) as [string, string, string[]] | null;
-    if (reply === null) return null;
-    const [revisionText, base, deltas] = reply;
-    const revision = Number(revisionText);
-    // A revision that is not a number makes the document unreadable: core quarantines it
-    // (A2) rather than this read guessing.
-    return Number.isSafeInteger(revision)
-      ? { revision, base, deltas }
-      : { revision: 0, base: '', deltas: [] };
+    const key = this.context.keys.document(collection, id).document;
+    const value = await command(`read a document (${collection}/${id})`, () =>
+      this.context.client.getBuffer(key),
+    );
+    if (value === null) return null;
+    // Bytes not in the adapter's format are handed on as they are: core cannot parse them
+    // and quarantines them (A2), instead of this read guessing.
+    return parseDocument(value) ?? { revision: 0, base: value.toString('utf8'), deltas: [] };
   }
 
   async has(collection: Collection, id: string): Promise<boolean> {
@@ -60,50 +59,56 @@ export class DocumentStore {
     options: WriteOptions,
   ): Promise<PutResult> {
     const { keys, scripts, standalone, client } = this.context;
-    const documentKeys = keys.document(collection, id);
+    const documentKey = keys.document(collection, id).document;
     const operation = `write a document (${collection}/${id})`;
-    const registry = keys.registry(collection);
+    const token = this.context.nextWriteToken();
+    const creates = options.expectedRevision === null;
+    const register: Step = { command: 'ZADD', args: [keys.registry(collection), 0, id] };
+    const writeStep: Step = {
+      script: writeDocumentScript,
+      keys: [documentKey],
+      args: [
+        write.kind,
+        revisionField(write.revision),
+        creates ? '' : revisionField(options.expectedRevision),
+        tokenField(token),
+        encodeRecord(write.kind, write.revision, write.text, token),
+      ],
+    };
     const indexEntry = collection === 'sessions' ? options.indexEntry : undefined;
-    const scriptKeys = [documentKeys.document, documentKeys.deltas];
-    const args: Array<string | number> = [
-      write.kind,
-      String(write.revision),
-      write.text,
-      options.expectedRevision === null ? '' : String(options.expectedRevision),
-      this.context.nextWriteToken(),
-      id,
-    ];
+    const indexStep: Step | null =
+      indexEntry === undefined
+        ? null
+        : {
+            script: putIndexEntryIfWrittenScript,
+            keys: [documentKey, keys.index()],
+            args: [tokenField(token), id, indexValue(indexEntry)],
+          };
+    const durable = { operation, durable: options.durable };
+
     if (standalone) {
-      scriptKeys.push(registry);
-      if (indexEntry !== undefined) {
-        const index = keys.index();
-        scriptKeys.push(index.entries, index.positions, index.order, index.exists);
-        args.push(indexMember(indexEntry), JSON.stringify(indexEntry));
-      }
-    } else if (options.expectedRevision === null) {
-      // Cluster: the registry lives on another slot. Listed before it exists, so a crash in
-      // between leaves an id that reads as absent, never a document nothing lists.
-      await command(operation, () => client.zadd(registry, 0, id));
+      const steps = [...(creates ? [register] : []), writeStep, ...(indexStep ? [indexStep] : [])];
+      const results = await scripts.batch(steps, durable);
+      if (creates) throwIfFailed(results[0]!, operation);
+      const written = refusalOrSuccess(results[creates ? 1 : 0]!, operation);
+      if (!written.ok || indexStep === null) return written;
+      const indexed = results[creates ? 2 : 1]!;
+      return indexed.ok
+        ? written
+        : { ok: true, indexFailure: toKeepsakeError(indexed.error, 'update the session index') };
     }
-    const reply = (await scripts.run(writeDocumentScript, scriptKeys, args, {
-      operation,
-      durable: options.durable,
-    })) as [number, number?];
-    if (reply[0] !== 1) {
-      const current = reply[1] ?? -1;
-      return { ok: false, currentRevision: current < 0 ? null : current };
-    }
-    if (standalone || indexEntry === undefined) return { ok: true };
-    // Cluster: the document landed; its index entry is a write of its own (B7).
-    const index = keys.index();
+    if (creates) await command(operation, () => client.zadd(keys.registry(collection), 0, id));
+    const written = refusalOrSuccess((await scripts.batch([writeStep], durable))[0]!, operation);
+    if (!written.ok || indexEntry === undefined) return written;
+    // Cluster: the document landed; its index entry is a write of its own on another slot.
+    const indexOperation = `update the session index (${id})`;
     try {
-      await scripts.run(
-        putIndexEntryScript,
-        [index.entries, index.positions, index.order, index.exists],
-        [id, indexMember(indexEntry), JSON.stringify(indexEntry)],
-        { operation: `update the session index (${id})`, durable: options.durable },
+      const [indexed] = await scripts.batch(
+        [{ command: 'HSET', args: [keys.index(), id, indexValue(indexEntry), '~', '1'] }],
+        { operation: indexOperation, durable: options.durable },
       );
-      return { ok: true };
+      throwIfFailed(indexed!, indexOperation);
+      return written;
     } catch (error) {
       return { ok: true, indexFailure: error as Error };
     }
@@ -111,24 +116,29 @@ export class DocumentStore {
 
   async delete(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult> {
     const { keys, scripts, standalone, client } = this.context;
-    const documentKeys = keys.document(collection, id);
+    const documentKey = keys.document(collection, id).document;
     const operation = `delete a document (${collection}/${id})`;
-    const registry = keys.registry(collection);
-    const scriptKeys = [documentKeys.document, documentKeys.deltas];
-    if (standalone) scriptKeys.push(registry);
-    const reply = (await scripts.run(
-      deleteDocumentScript,
-      scriptKeys,
-      [options.expectedRevision === undefined ? '' : String(options.expectedRevision), id],
-      { operation, durable: options.durable },
-    )) as [number, number?];
-    if (reply[0] !== 1) {
-      const current = reply[1] ?? -1;
-      return { ok: false, currentRevision: current < 0 ? null : current };
+    const deleteStep: Step = {
+      script: deleteDocumentScript,
+      keys: [documentKey],
+      args: [options.expectedRevision === undefined ? '' : revisionField(options.expectedRevision)],
+    };
+    const unregister = { command: 'ZREM', args: [keys.registry(collection), id] } as const;
+    if (standalone && options.expectedRevision === undefined) {
+      const results = await scripts.batch([deleteStep, unregister], {
+        operation,
+        durable: options.durable,
+      });
+      throwIfFailed(results[1]!, operation);
+      return refusalOrSuccess(results[0]!, operation);
     }
-    // Cluster: unlisted once gone (a failure here is reported; the delete can be repeated).
-    if (!standalone) await command(operation, () => client.zrem(registry, id));
-    return { ok: true };
+    const deleted = refusalOrSuccess(
+      (await scripts.batch([deleteStep], { operation, durable: options.durable }))[0]!,
+      operation,
+    );
+    // Unlisted once gone (a failure here is reported; the delete can be repeated).
+    if (deleted.ok) await command(operation, () => client.zrem(keys.registry(collection), id));
+    return deleted;
   }
 
   async list(collection: Collection, options: ListDocumentsOptions): Promise<IdPage> {
@@ -147,4 +157,18 @@ export class DocumentStore {
       nextCursor: ids.length > options.limit ? (page.at(-1) ?? null) : null,
     };
   }
+}
+
+function throwIfFailed(result: StepResult, operation: string): void {
+  if (!result.ok) throw toKeepsakeError(result.error, operation);
+}
+
+/** The write script's reply as a PutResult (a reply error is thrown, typed). */
+function refusalOrSuccess(result: StepResult, operation: string): PutResult {
+  throwIfFailed(result, operation);
+  const reply = (result as { value: [number, number?] }).value;
+  if (reply[0] === 1) return { ok: true };
+  const current = reply[1] ?? -1;
+  // -2: bytes that are not in the adapter's format; core quarantines them on its next read.
+  return { ok: false, currentRevision: current === -1 ? null : Math.max(current, 0) };
 }

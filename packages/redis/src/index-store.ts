@@ -1,19 +1,16 @@
 import type { IndexPage, SessionSummary } from '@keepsake/core';
-import {
-  deleteIndexEntryScript,
-  fillIndexBuildScript,
-  listIndexScript,
-  putIndexEntryScript,
-  swapIndexBuildScript,
-} from './scripts/index-scripts.js';
-import type { StorageContext } from './storage-context.js';
+import { toKeepsakeError } from './errors.js';
+import { listIndexScript } from './scripts/index-scripts.js';
+import { command, type StorageContext } from './storage-context.js';
 
-/** Entries per script call of a rebuild: big enough to be quick, small enough not to block. */
+/** Entries per HSET of a rebuild: big enough to be quick, small enough not to block. */
 const BUILD_CHUNK = 500;
+/** A rebuild cut short by a crash leaves its build key behind for an hour at most. */
+const BUILD_TTL_SECONDS = 3_600;
 
 /**
- * An entry's member in the index order: `updatedAt` inverted and zero-padded, then the id,
- * so the lexicographic order of the sorted set is newest first, then id ascending (B7).
+ * An entry's place in the index order: `updatedAt` inverted and zero-padded, then the id,
+ * so byte order is newest first, then id ascending (B7).
  */
 export function indexMember(summary: SessionSummary): string {
   const updatedAt = Math.min(Math.max(Math.floor(summary.updatedAt), 0), Number.MAX_SAFE_INTEGER);
@@ -21,10 +18,15 @@ export function indexMember(summary: SessionSummary): string {
   return `${inverted}:${summary.id}`;
 }
 
+/** What the index stores for a session: its order member, a tab, its summary JSON. */
+export function indexValue(summary: SessionSummary): string {
+  return `${indexMember(summary)}\t${JSON.stringify(summary)}`;
+}
+
 /**
- * The session index (B7), under the namespace's own hash tag: one slot for the whole
- * namespace, so a page is one script call and a rebuild swaps in atomically. The price is
- * that every save's index entry goes to that one slot (see the README on Cluster).
+ * The session index (B7): one hash per namespace (see scripts/index-scripts.ts). Every
+ * change is one HSET or HDEL and a rebuild is one RENAME, so it is never half written; the
+ * price is a page that scans the namespace's entries on the server (see the README).
  */
 export class IndexStore {
   private readonly context: StorageContext;
@@ -34,79 +36,74 @@ export class IndexStore {
   }
 
   async put(summary: SessionSummary, durable: boolean): Promise<void> {
-    const index = this.context.keys.index();
-    await this.context.scripts.run(
-      putIndexEntryScript,
-      [index.entries, index.positions, index.order, index.exists],
-      [summary.id, indexMember(summary), JSON.stringify(summary)],
-      { operation: `update the session index (${summary.id})`, durable },
+    await this.write(
+      ['HSET', this.context.keys.index(), summary.id, indexValue(summary), '~', '1'],
+      durable,
+      `update the session index (${summary.id})`,
     );
   }
 
   async delete(id: string, durable: boolean): Promise<void> {
-    const index = this.context.keys.index();
-    await this.context.scripts.run(
-      deleteIndexEntryScript,
-      [index.entries, index.positions, index.order],
-      [id],
-      { operation: `update the session index (${id})`, durable },
+    await this.write(
+      ['HDEL', this.context.keys.index(), id],
+      durable,
+      `update the session index (${id})`,
     );
   }
 
-  /** Writes the new index under build keys, chunk by chunk, then swaps it in at once. */
+  /** Writes the new index under a build key, chunk by chunk, then renames it into place. */
   async replace(summaries: readonly SessionSummary[], durable: boolean): Promise<void> {
-    const live = this.context.keys.index();
-    const build = this.context.keys.indexBuild(this.context.nextWriteToken());
+    const { keys, client } = this.context;
+    const live = keys.index();
+    const build = keys.indexBuild(this.context.nextWriteToken());
     const operation = 'rebuild the session index';
+    await command(operation, () => client.hset(build, '~', '1'));
+    await command(operation, () => client.expire(build, BUILD_TTL_SECONDS));
     for (let start = 0; start < summaries.length; start += BUILD_CHUNK) {
-      const args = summaries
+      const fields = summaries
         .slice(start, start + BUILD_CHUNK)
-        .flatMap((summary) => [summary.id, indexMember(summary), JSON.stringify(summary)]);
-      await this.context.scripts.run(
-        fillIndexBuildScript,
-        [build.entries, build.positions, build.order],
-        args,
-        { operation, durable: false },
-      );
+        .flatMap((summary) => [summary.id, indexValue(summary)]);
+      await command(operation, () => client.hset(build, ...fields));
     }
-    await this.context.scripts.run(
-      swapIndexBuildScript,
-      [
-        build.entries,
-        build.positions,
-        build.order,
-        live.entries,
-        live.positions,
-        live.order,
-        live.exists,
-      ],
-      [],
-      { operation, durable },
-    );
+    await this.write(['RENAME', build, live], false, operation);
+    // The build's expiry came along with the rename: the live index must not keep it (a
+    // crash before this line costs an index that expires, and is then rebuilt).
+    await this.write(['PERSIST', live], durable, operation);
   }
 
   async list(options: { cursor: string | null; limit: number }): Promise<IndexPage> {
-    const index = this.context.keys.index();
-    const reply = (await this.context.scripts.run(
+    const values = (await this.context.scripts.run(
       listIndexScript,
-      [index.entries, index.order, index.exists],
-      [options.cursor === null ? '-' : `(${options.cursor}`, options.limit],
+      [this.context.keys.index()],
+      [options.cursor ?? '', options.limit],
       { operation: 'read the session index', durable: false },
-    )) as [string[], Array<string | null>] | null;
-    if (reply === null) return { status: 'missing' };
-    const [members, texts] = reply;
+    )) as [string[]] | null;
+    if (values === null) return { status: 'missing' };
     const entries: unknown[] = [];
-    for (const [position, text] of texts.slice(0, options.limit).entries()) {
-      if (text === null) {
-        return { status: 'corrupt', reason: `index entry ${members[position]} has no summary` };
-      }
+    let lastMember: string | null = null;
+    for (const value of values[0].slice(0, options.limit)) {
+      const tab = value.indexOf('\t');
+      if (tab < 0) return { status: 'corrupt', reason: 'an index entry has no order member' };
       try {
-        entries.push(JSON.parse(text));
+        entries.push(JSON.parse(value.slice(tab + 1)));
       } catch {
-        return { status: 'corrupt', reason: `index entry ${members[position]} is not JSON` };
+        return { status: 'corrupt', reason: `index entry ${value.slice(0, tab)} is not JSON` };
       }
+      lastMember = value.slice(0, tab);
     }
-    const nextCursor = members.length > options.limit ? (members[options.limit - 1] ?? null) : null;
+    const nextCursor = values[0].length > options.limit ? lastMember : null;
     return { status: 'ok', entries, nextCursor };
+  }
+
+  private async write(
+    [name, ...args]: [string, ...Array<string | number>],
+    durable: boolean,
+    operation: string,
+  ): Promise<void> {
+    const [result] = await this.context.scripts.batch([{ command: name, args }], {
+      operation,
+      durable,
+    });
+    if (!result!.ok) throw toKeepsakeError(result!.error, operation);
   }
 }

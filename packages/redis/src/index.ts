@@ -5,7 +5,7 @@ export {
   type ServerFacts,
 } from './durability-plan.js';
 export { ADAPTER_NAME, RedisDurabilityError } from './errors.js';
-export { type IndexKeys, KeyLayout } from './keys.js';
+export { KeyLayout } from './keys.js';
 export type { RedisAdapterOptions, RedisDurability } from './options.js';
 export {
   openRedisAdapter,

@@ -1,18 +1,21 @@
 import type { AppendLogResult, LogDurability, LogReadResult, LogRecordInput } from '@keepsake/core';
+import { toKeepsakeError } from './errors.js';
+import type { Step } from './script-runner.js';
 import {
   appendJournalScript,
-  deleteJournalScript,
   deleteJournalsScript,
+  listJournalsScript,
   readJournalScript,
 } from './scripts/journal-scripts.js';
-import { command, type StorageContext } from './storage-context.js';
+import type { StorageContext } from './storage-context.js';
 
 type StreamEntry = [id: string, fields: string[]];
 
 /**
- * Run journals (E2, E3) on Redis Streams: one stream per run, entry id `<sequence>-0`,
- * the record's JSON text in the field `t`. A script appends a whole batch or nothing, so a
- * journal never ends in a torn record (`tornTail` is always false).
+ * Run journals (E2, E3) on Redis Streams: one stream per run, one entry per appended batch
+ * (id `<last sequence>-0`, fields `f` first sequence, `w` write token, then sequence →
+ * record text). A batch is one XADD, so a journal never ends in a torn record (`tornTail`
+ * is always false). The session's run ids are a set, added to before a run's first append.
  */
 export class JournalStore {
   private readonly context: StorageContext;
@@ -29,17 +32,21 @@ export class JournalStore {
   ): Promise<AppendLogResult> {
     if (records.length === 0) return { ok: true };
     const { keys, scripts } = this.context;
-    const args: Array<string | number> = [runId, this.context.nextWriteToken()];
+    const operation = `append to the journal of run ${runId} (session ${sessionId})`;
+    const args: Array<string | number> = [this.context.nextWriteToken()];
     for (const record of records) args.push(record.sequence, record.text);
-    const reply = (await scripts.run(
-      appendJournalScript,
-      [keys.journal(sessionId, runId), keys.journals(sessionId)],
-      args,
-      {
-        operation: `append to the journal of run ${runId} (session ${sessionId})`,
-        durable: durability !== 'none',
-      },
-    )) as [number, number?];
+    const steps: Step[] = [
+      { script: appendJournalScript, keys: [keys.journal(sessionId, runId)], args },
+    ];
+    // A new journal's run id is listed first (one write each; listing checks the stream).
+    if (records[0]!.sequence === 1) {
+      steps.unshift({ command: 'SADD', args: [keys.journals(sessionId), runId] });
+    }
+    const results = await scripts.batch(steps, { operation, durable: durability !== 'none' });
+    for (const result of results) {
+      if (!result.ok) throw toKeepsakeError(result.error, operation);
+    }
+    const reply = (results.at(-1) as { value: [number, number?] }).value;
     return reply[0] === 1 ? { ok: true } : { ok: false, lastSequence: reply[1] ?? 0 };
   }
 
@@ -48,25 +55,37 @@ export class JournalStore {
     runId: string,
     options: { afterSequence: number; limit: number },
   ): Promise<LogReadResult> {
-    const reply = (await this.context.scripts.run(
+    const after = Math.max(0, Math.floor(options.afterSequence));
+    const entries = (await this.context.scripts.run(
       readJournalScript,
       [this.context.keys.journal(sessionId, runId)],
-      [Math.max(0, Math.floor(options.afterSequence)), options.limit],
+      // Each entry holds one record or more: `limit` entries hold at least `limit` records.
+      [after, Math.max(1, options.limit)],
       { operation: `read the journal of run ${runId} (session ${sessionId})`, durable: false },
     )) as StreamEntry[] | null;
-    if (reply === null) return { exists: false, records: [], tornTail: false };
-    const records = reply.map(([id, fields]) => ({
-      sequence: Number(id.slice(0, id.indexOf('-'))),
-      text: fieldValue(fields, 't'),
-    }));
+    if (entries === null) return { exists: false, records: [], tornTail: false };
+    const records: LogRecordInput[] = [];
+    for (const [, fields] of entries) {
+      for (let index = 0; index + 1 < fields.length; index += 2) {
+        const name = fields[index]!;
+        if (name === 'f' || name === 'w') continue;
+        const sequence = Number(name);
+        if (sequence > after && records.length < options.limit) {
+          records.push({ sequence, text: fields[index + 1]! });
+        }
+      }
+    }
     return { exists: true, records, tornTail: false };
   }
 
   async list(sessionId: string): Promise<string[]> {
-    const key = this.context.keys.journals(sessionId);
-    const runIds = await command(`list the journals of session ${sessionId}`, () =>
-      this.context.client.smembers(key),
-    );
+    const { keys, scripts } = this.context;
+    const runIds = (await scripts.run(
+      listJournalsScript,
+      [keys.journals(sessionId)],
+      [keys.journalPrefix(sessionId)],
+      { operation: `list the journals of session ${sessionId}`, durable: false },
+    )) as string[];
     return runIds.sort();
   }
 
@@ -82,18 +101,18 @@ export class JournalStore {
 
   async delete(sessionId: string, runId: string, durable: boolean): Promise<void> {
     const { keys, scripts } = this.context;
-    await scripts.run(
-      deleteJournalScript,
-      [keys.journal(sessionId, runId), keys.journals(sessionId)],
-      [runId],
-      { operation: `delete the journal of run ${runId} (session ${sessionId})`, durable },
+    const operation = `delete the journal of run ${runId} (session ${sessionId})`;
+    // Two single writes: the stream first, so a crash in between leaves a run id that
+    // lists no journal (listing checks the stream), never a journal nothing lists.
+    const results = await scripts.batch(
+      [
+        { command: 'DEL', args: [keys.journal(sessionId, runId)] },
+        { command: 'SREM', args: [keys.journals(sessionId), runId] },
+      ],
+      { operation, durable },
     );
+    for (const result of results) {
+      if (!result.ok) throw toKeepsakeError(result.error, operation);
+    }
   }
-}
-
-function fieldValue(fields: readonly string[], name: string): string {
-  for (let index = 0; index + 1 < fields.length; index += 2) {
-    if (fields[index] === name) return fields[index + 1]!;
-  }
-  return '';
 }

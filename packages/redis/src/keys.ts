@@ -3,10 +3,9 @@ import { assertValidId, type Collection, InvalidIdError } from '@keepsake/core';
 /** `<sessionId>.<revision>`: the id of a retained revision (B5). */
 const REVISION_ID = /^([A-Za-z0-9_-]{1,128})\.(\d{1,16})$/;
 
-/** The keys of one stored document: a hash (revision, base, write token) and its deltas. */
+/** The key of one stored document (base, deltas and trailers in one string). */
 export interface DocumentKeys {
   readonly document: string;
-  readonly deltas: string;
   /** The session id whose hash tag the keys carry. */
   readonly sessionId: string;
 }
@@ -37,12 +36,11 @@ export class KeyLayout {
         throw new InvalidIdError('retained revision', id, 'must be "<sessionId>.<revision>"');
       }
       const sessionId = match[1]!;
-      const base = `${this.prefix}:{${sessionId}}:revision:${match[2]}`;
-      return { document: base, deltas: `${base}:deltas`, sessionId };
+      return { document: `${this.prefix}:{${sessionId}}:revision:${match[2]}`, sessionId };
     }
     const sessionId = this.sessionId(id);
-    const base = `${this.prefix}:{${sessionId}}:${collection === 'sessions' ? 'session' : 'lifecycle'}`;
-    return { document: base, deltas: `${base}:deltas`, sessionId };
+    const name = collection === 'sessions' ? 'session' : 'lifecycle';
+    return { document: `${this.prefix}:{${sessionId}}:${name}`, sessionId };
   }
 
   /** The stream of one run's journal (E2). */
@@ -84,26 +82,14 @@ export class KeyLayout {
     return `${this.namespaceTag}:quarantine`;
   }
 
-  /** The session index (B7): summaries by id, each id's position, the order, a marker. */
-  index(): IndexKeys {
-    const base = `${this.namespaceTag}:index`;
-    return {
-      entries: `${base}:entries`,
-      positions: `${base}:positions`,
-      order: `${base}:order`,
-      exists: `${base}:exists`,
-    };
+  /** The session index (B7): one hash, id → order member and summary. */
+  index(): string {
+    return `${this.namespaceTag}:index`;
   }
 
-  /** Keys a rebuild of the index writes before it swaps them in (B7). */
-  indexBuild(token: string): IndexKeys {
-    const base = `${this.namespaceTag}:index-build:${token}`;
-    return {
-      entries: `${base}:entries`,
-      positions: `${base}:positions`,
-      order: `${base}:order`,
-      exists: `${base}:exists`,
-    };
+  /** Where a rebuild of the index writes before it renames the result into place (B7). */
+  indexBuild(token: string): string {
+    return `${this.namespaceTag}:index-build:${token}`;
   }
 
   private sessionId(id: string): string {
@@ -113,11 +99,4 @@ export class KeyLayout {
   private runId(id: string): string {
     return assertValidId(id, 'run');
   }
-}
-
-export interface IndexKeys {
-  readonly entries: string;
-  readonly positions: string;
-  readonly order: string;
-  readonly exists: string;
 }

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, QuarantinedDocument } from '@keepsake/core';
+import { parseDocument } from './document-format.js';
 import { quarantineDocumentScript } from './scripts/document-scripts.js';
 import { command, type StorageContext } from './storage-context.js';
 
 /**
- * A2: a document that does not parse is moved, base and deltas joined by newlines, to a
- * key of its own slot (`<prefix>:{<sessionId>}:quarantine:<collection>:<id>:<unique>`),
- * and recorded in the namespace's quarantine list. The record is written first on
- * Cluster (another slot), so moved bytes are never unrecorded; a record whose move did
- * not happen points at a key that reads as null.
+ * A2: a document that does not parse is renamed, bytes intact, to a key of its own slot
+ * (`<prefix>:{<sessionId>}:quarantine:<collection>:<id>:<unique>`), and recorded in the
+ * namespace's quarantine list. The record is written first (its own single write), so
+ * moved bytes are never unrecorded; a record whose move did not happen points at a key
+ * that reads as null.
  */
 export class QuarantineStore {
   private readonly context: StorageContext;
@@ -18,25 +19,19 @@ export class QuarantineStore {
   }
 
   async quarantine(collection: Collection, id: string, reason: string): Promise<string> {
-    const { keys, scripts, standalone, client } = this.context;
-    const documentKeys = keys.document(collection, id);
+    const { keys, scripts, client } = this.context;
+    const documentKey = keys.document(collection, id).document;
     const quarantinedAt = Date.now();
     const unique = `${quarantinedAt.toString(36)}-${randomBytes(4).toString('hex')}`;
     const location = keys.quarantined(collection, id, unique);
     const record: QuarantinedDocument = { collection, id, location, reason, quarantinedAt };
     const operation = `quarantine a document (${collection}/${id})`;
-    const scriptKeys = [documentKeys.document, documentKeys.deltas, location];
-    if (standalone) scriptKeys.push(keys.registry(collection), keys.quarantineList());
-    else {
-      await command(operation, () => client.rpush(keys.quarantineList(), JSON.stringify(record)));
-    }
-    await scripts.run(quarantineDocumentScript, scriptKeys, [id, JSON.stringify(record)], {
+    await command(operation, () => client.rpush(keys.quarantineList(), JSON.stringify(record)));
+    await scripts.run(quarantineDocumentScript, [documentKey, location], [], {
       operation,
       durable: true,
     });
-    if (!standalone) {
-      await command(operation, () => client.zrem(keys.registry(collection), id));
-    }
+    await command(operation, () => client.zrem(keys.registry(collection), id));
     return location;
   }
 
@@ -48,8 +43,14 @@ export class QuarantineStore {
     return texts.map((text) => JSON.parse(text) as QuarantinedDocument);
   }
 
+  /** The quarantined bytes as they were stored: base and deltas joined by newlines. */
   async read(location: string): Promise<string | null> {
     if (!this.context.keys.isQuarantineKey(location)) return null;
-    return command('read quarantined bytes', () => this.context.client.get(location));
+    const value = await command('read quarantined bytes', () =>
+      this.context.client.getBuffer(location),
+    );
+    if (value === null) return null;
+    const parsed = parseDocument(value);
+    return parsed === null ? value.toString('utf8') : [parsed.base, ...parsed.deltas].join('\n');
   }
 }

@@ -37,38 +37,27 @@ import { ScriptRunner } from './script-runner.js';
 import {
   deleteDocumentScript,
   quarantineDocumentScript,
-  readDocumentScript,
   writeDocumentScript,
 } from './scripts/document-scripts.js';
-import {
-  deleteIndexEntryScript,
-  fillIndexBuildScript,
-  listIndexScript,
-  putIndexEntryScript,
-  swapIndexBuildScript,
-} from './scripts/index-scripts.js';
+import { listIndexScript, putIndexEntryIfWrittenScript } from './scripts/index-scripts.js';
 import {
   appendJournalScript,
-  deleteJournalScript,
   deleteJournalsScript,
+  listJournalsScript,
   readJournalScript,
 } from './scripts/journal-scripts.js';
 import { type StorageContext, writeTokens } from './storage-context.js';
 
 const SCRIPTS = [
-  readDocumentScript,
   writeDocumentScript,
   deleteDocumentScript,
   quarantineDocumentScript,
-  putIndexEntryScript,
-  deleteIndexEntryScript,
+  putIndexEntryIfWrittenScript,
   listIndexScript,
-  fillIndexBuildScript,
-  swapIndexBuildScript,
   appendJournalScript,
   readJournalScript,
+  listJournalsScript,
   deleteJournalsScript,
-  deleteJournalScript,
 ];
 
 const DURABILITY_CAPABILITY = {

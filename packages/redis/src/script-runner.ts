@@ -1,10 +1,10 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import { type ChainableCommander, type Redis, ReplyError } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import type { ConfirmMethod } from './durability-plan.js';
 import { RedisDurabilityError, toKeepsakeError } from './errors.js';
 import type { ScriptDefinition } from './scripts/script.js';
 
-type ScriptCall = (...args: Array<string | number>) => Promise<unknown>;
+type CommandCall = (...args: Array<string | number | Buffer>) => Promise<unknown>;
 
 export interface DurabilitySettings {
   method: ConfirmMethod;
@@ -14,14 +14,30 @@ export interface DurabilitySettings {
   level: string;
 }
 
+/** One command of a batch: a script of the adapter, or a plain Redis command. */
+export type Step =
+  | {
+      readonly script: ScriptDefinition;
+      readonly keys: readonly string[];
+      readonly args: ReadonlyArray<string | number | Buffer>;
+    }
+  | { readonly command: string; readonly args: ReadonlyArray<string | number | Buffer> };
+
+/** Each step's reply, or the error the server answered it with. */
+export type StepResult = { ok: true; value: unknown } | { ok: false; error: Error };
+
 /**
- * Runs the adapter's Lua scripts and, for a durable write, the command that confirms it:
- * WAITAOF or WAIT goes in one pipeline with the write, on the same connection (on Cluster,
- * the node that owns the key), so it covers exactly that write, in one round trip.
+ * Sends the adapter's commands: its Lua scripts (ioredis `defineCommand`: EVALSHA, or EVAL
+ * on a connection that has not loaded the script) and plain commands, one at a time or as
+ * a batch in one pipeline, on one connection (on Cluster: the node of the batch's slot).
+ * A durable batch ends with the command that confirms it (WAITAOF or WAIT), which then
+ * covers every write of the batch, in the same round trip.
+ *
+ * Every command writes at most one key with one write (see the README: Redis 7.0 replays
+ * a multi-write script cut short by a crash wrongly), so a batch is ordered, not atomic.
  */
 export class ScriptRunner {
   durability: DurabilitySettings = { method: 'none', replicas: 0, timeoutMs: 0, level: 'none' };
-
   private readonly client: RedisClient;
 
   constructor(client: RedisClient, definitions: readonly ScriptDefinition[]) {
@@ -34,39 +50,57 @@ export class ScriptRunner {
     }
   }
 
-  /** Runs a script; `durable` adds the configured confirmation. Errors come back typed. */
+  /** Runs one script; `durable` adds the configured confirmation. Errors come back typed. */
   async run(
-    definition: ScriptDefinition,
+    script: ScriptDefinition,
     keys: readonly string[],
-    args: ReadonlyArray<string | number>,
+    args: ReadonlyArray<string | number | Buffer>,
     options: { operation: string; durable: boolean },
   ): Promise<unknown> {
+    const [result] = await this.batch([{ script, keys, args }], options);
+    if (!result!.ok) throw toKeepsakeError(result!.error, options.operation);
+    return result!.value;
+  }
+
+  /**
+   * Runs steps in order in one round trip. Resolves with each step's outcome (a step the
+   * server refused does not stop the later ones); rejects, typed, when the connection
+   * failed or the durable confirmation fell short.
+   */
+  async batch(
+    steps: readonly Step[],
+    options: { operation: string; durable: boolean },
+  ): Promise<StepResult[]> {
     const confirm = options.durable ? this.durability.method : 'none';
+    const needsConfirmation = confirm === 'waitaof' || confirm === 'wait';
     try {
-      if (confirm === 'none' || confirm === 'reply') {
-        const call = (this.client as unknown as Record<string, ScriptCall>)[definition.name]!;
-        return await call.call(this.client, keys.length, ...keys, ...args);
+      if (steps.length === 1 && !needsConfirmation) {
+        return [await settle(this.send(this.client, steps[0]!))];
       }
       const pipeline = this.client.pipeline();
-      (pipeline as unknown as Record<string, ScriptCall>)[definition.name]!.call(
-        pipeline,
-        keys.length,
-        ...keys,
-        ...args,
-      );
-      this.addConfirmation(pipeline, confirm);
-      const results = (await pipeline.exec()) ?? [];
-      const [written, confirmed] = results;
-      if (written?.[0]) throw written[0];
-      if (confirmed?.[0]) throw confirmed[0];
-      this.checkConfirmation(confirm, confirmed?.[1], options.operation);
-      return written?.[1];
+      for (const step of steps) void this.send(pipeline, step);
+      if (needsConfirmation) this.addConfirmation(pipeline, confirm);
+      const replies = (await pipeline.exec()) ?? [];
+      const results: StepResult[] = replies
+        .slice(0, steps.length)
+        .map(([error, value]) => (error ? { ok: false, error } : { ok: true, value }));
+      if (needsConfirmation) {
+        const [error, reply] = replies[steps.length] ?? [new Error('no confirmation reply'), null];
+        if (error) throw error;
+        this.checkConfirmation(confirm, reply, options.operation);
+      }
+      // A connection failure fails every step alike: report it as the batch's failure.
+      const failed = results.find((result) => !result.ok);
+      if (failed !== undefined && !failed.ok && isConnectionFailure(failed.error)) {
+        throw failed.error;
+      }
+      return results;
     } catch (error) {
       throw toKeepsakeError(error, options.operation);
     }
   }
 
-  /** C1: confirms everything this connection wrote so far, on every master. */
+  /** C1: confirms everything each master's connection wrote so far. */
   async confirmAll(nodes: readonly Redis[], operation: string): Promise<void> {
     const confirm = this.durability.method;
     if (confirm === 'none' || confirm === 'reply') return;
@@ -84,6 +118,14 @@ export class ScriptRunner {
         this.checkConfirmation(confirm, reply, operation);
       }),
     );
+  }
+
+  private send(target: RedisClient | ChainableCommander, step: Step): Promise<unknown> {
+    const calls = target as unknown as Record<string, CommandCall>;
+    if ('script' in step) {
+      return calls[step.script.name]!.call(target, step.keys.length, ...step.keys, ...step.args);
+    }
+    return (target as RedisClient).call(step.command, ...step.args);
   }
 
   private addConfirmation(pipeline: ChainableCommander, confirm: ConfirmMethod): void {
@@ -114,4 +156,18 @@ export class ScriptRunner {
       );
     }
   }
+}
+
+async function settle(promise: Promise<unknown>): Promise<StepResult> {
+  try {
+    return { ok: true, value: await promise };
+  } catch (error) {
+    if (isConnectionFailure(error)) throw error;
+    return { ok: false, error: error as Error };
+  }
+}
+
+/** A reply error is the server's answer to one command; anything else is the connection's. */
+function isConnectionFailure(error: unknown): boolean {
+  return !(error instanceof ReplyError);
 }

@@ -1,13 +1,12 @@
 /**
  * A Lua script the adapter runs with ioredis `defineCommand`: EVALSHA, falling back to EVAL
  * on a connection that has not loaded it (ioredis does that per connection, also on each
- * Cluster node). The number of keys is passed with every call, since some scripts take the
- * namespace's keys as well when the server is standalone.
+ * Cluster node). The number of keys is passed with every call.
  *
- * A script runs atomically: no reader and no other writer sees its writes half done, and a
- * connection lost mid-call leaves either all of them or none (B1). Every script that
- * writes checks everything before its first write, because Redis does not roll back the
- * writes of a script that fails half way.
+ * A script runs atomically: no reader and no other writer sees it half done. Each script
+ * of the adapter makes at most ONE write, checked before it is made: Redis logs a
+ * single-write script to its AOF as that one command, and a multi-write one as MULTI/EXEC,
+ * which Redis 7.0 replays wrongly when a crash cut it short (see the README).
  */
 export interface ScriptDefinition {
   readonly name: string;
@@ -15,16 +14,17 @@ export interface ScriptDefinition {
 }
 
 /**
- * Lua shared by the document write (standalone: the index entry rides on the write) and
- * the index's own write: replaces one summary and its position in the order.
+ * Lua that reads a document's trailer (see document-format.ts): the stored revision
+ * (16-digit text) and write token of its last write, or nil when there is no document;
+ * `unreadable` when the bytes are not in the adapter's format.
  */
-export const INDEX_PUT_LUA = `
-local function index_put(entries, positions, order, exists, id, member, json)
-  local old = redis.call('HGET', positions, id)
-  if old then redis.call('ZREM', order, old) end
-  redis.call('ZADD', order, 0, member)
-  redis.call('HSET', positions, id, member)
-  redis.call('HSET', entries, id, json)
-  redis.call('SET', exists, '1')
+export const READ_TRAILER_LUA = `
+local function read_trailer(key)
+  local tail = redis.call('GETRANGE', key, -64, -1)
+  if tail == '' then return nil, nil, false end
+  if string.len(tail) ~= 64 or string.sub(tail, 1, 2) ~= '~1' or string.sub(tail, 64, 64) ~= '~' then
+    return nil, nil, true
+  end
+  return string.sub(tail, 4, 19), string.sub(tail, 32, 63), false
 end
 `;
