@@ -1,4 +1,4 @@
-import { headOf } from './document-codec.js';
+import { summaryViewOf } from './document-codec.js';
 import { InvalidInputError, SummaryOnlyError } from './input-errors.js';
 import { retainedRevisionId } from './retained-revisions.js';
 import type { Session } from './schemas.js';
@@ -9,7 +9,8 @@ import type { SessionPersistence } from './session-persistence.js';
  * Session objects the store hands out that are not the live instance: summary-only views
  * and retained revisions. Saving one would overwrite the session with a partial or an old
  * copy, so the store remembers them (weakly: they live as long as the caller keeps them)
- * and save() refuses them.
+ * and save() refuses them. A copy spread from a summary view is refused too, by the
+ * document encoders (see `summaryViewOf`).
  */
 export class DetachedCopies {
   private readonly summaryViews = new WeakSet<Session>();
@@ -22,7 +23,8 @@ export class DetachedCopies {
 
   async loadSummaryView(id: string): Promise<Session> {
     const entry = this.cache.peek(id) ?? (await this.persistence.read(id));
-    const view = { ...headOf(entry.session), messages: [] } as unknown as Session;
+    // A4, B7: the summary only; metadata, provider state and the transcript stay private.
+    const view = summaryViewOf(entry.session);
     this.summaryViews.add(view);
     return view;
   }

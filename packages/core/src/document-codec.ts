@@ -1,4 +1,5 @@
 import type { StoredDocument } from './adapter.js';
+import { SummaryOnlyError } from './input-errors.js';
 import {
   attachmentSchema,
   contentSchema,
@@ -33,10 +34,12 @@ export type DecodeResult =
   | { ok: false; reason: string };
 
 export function encodeFull(session: Session): string {
+  assertNotSummaryView(session);
   return JSON.stringify({ [FORMAT_FIELD]: FORMAT_VERSION, ...session });
 }
 
 export function encodeDelta(head: SessionHead, baseCount: number, appended: Message[]): string {
+  assertNotSummaryView(head);
   return JSON.stringify({ [DELTA_FIELD]: FORMAT_VERSION, baseCount, head, appended });
 }
 
@@ -219,6 +222,51 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 function asObject(value: unknown, what: string): Record<string, unknown> {
   if (!isPlainObject(value)) throw new Error(`${what} is not an object`);
   return value;
+}
+
+/**
+ * B5: marks summary views. A view lacks the transcript and everything private, so writing it
+ * (or a copy of it spread into a new object) would erase them: the encoders refuse it. A save
+ * of the view itself is refused before that (DetachedCopies); a copy of a session with stored
+ * messages is refused as a shrink first (B5), so this only decides for sessions without any.
+ */
+const SUMMARY_VIEW = Symbol.for('keepsake.summaryView');
+
+/**
+ * A4, B7: a summary read (a `list()` entry, a `load(id, { summaryOnly: true })` view) shows a
+ * session's summary and nothing private. Private to full loads are:
+ * - `metadata`;
+ * - every field Keepsake does not define on the session (A4's extra fields), which is where
+ *   applications keep provider state (encrypted reasoning items, provider response ids…);
+ * - the transcript: `messages` and `toolCalls`.
+ * A summary view keeps what Keepsake defines of the head: id, title, timestamps, revision, the
+ * pending turn (the turn in flight, which `list()` reports as a flag) and the id rotation.
+ */
+export function summaryViewOf(session: Session): Session {
+  const view = {
+    id: session.id,
+    title: session.title,
+    createdAt: session.createdAt,
+    updatedAt: session.updatedAt,
+    revision: session.revision,
+    messages: [],
+    // A copy: the view is detached, and changing it must not change the live session.
+    pending: session.pending === null ? null : structuredClone(session.pending),
+    toolCalls: [],
+    parentId: session.parentId,
+    rotatedTo: session.rotatedTo,
+    metadata: {},
+    // Enumerable, so a spread or Object.assign copy of the view carries it too (JSON and
+    // structuredClone leave symbols out, and so does the stored document).
+    [SUMMARY_VIEW]: true,
+  };
+  return view as Session;
+}
+
+function assertNotSummaryView(value: object): void {
+  if ((value as Record<symbol, unknown>)[SUMMARY_VIEW] === true) {
+    throw new SummaryOnlyError(String((value as { id?: unknown }).id));
+  }
 }
 
 export function summaryOf(session: Session): SessionSummary {

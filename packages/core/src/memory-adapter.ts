@@ -24,6 +24,11 @@ import { BackendError } from './storage-errors.js';
  */
 export interface MemoryBackend {
   documents: Map<string, { revision: number; base: string; deltas: string[] }>;
+  /**
+   * B7: the session index; null when it is missing (removed out of band). A missing index
+   * is never patched by a put or a delete: `listIndex` reports it missing, and core
+   * rebuilds it from the documents.
+   */
   index: Map<string, SessionSummary> | null;
   logs: Map<string, LogRecordInput[]>;
   quarantine: QuarantinedDocument[];
@@ -33,7 +38,8 @@ export interface MemoryBackend {
 export function createMemoryBackend(): MemoryBackend {
   return {
     documents: new Map(),
-    index: null,
+    // A new backend has no sessions, so its (empty) index is complete.
+    index: new Map(),
     logs: new Map(),
     quarantine: [],
     quarantinedBytes: new Map(),
@@ -105,7 +111,14 @@ class MemoryAdapter implements StorageAdapterV1 {
 
   constructor(private readonly backend: MemoryBackend) {}
 
-  async open(): Promise<void> {}
+  /** A backend without an index and without sessions starts an empty one (nothing to rebuild). */
+  async open(): Promise<void> {
+    if (this.backend.index !== null) return;
+    const hasSessions = [...this.backend.documents.keys()].some((key) =>
+      key.startsWith(documentKey('sessions', '')),
+    );
+    if (!hasSessions) this.backend.index = new Map();
+  }
 
   private assertOpen(operation: string): void {
     if (this.closed) throw new BackendError(this.name, `${operation} (adapter closed)`);
@@ -181,6 +194,7 @@ class MemoryAdapter implements StorageAdapterV1 {
   }
 
   async quarantineDocument(collection: Collection, id: string, reason: string): Promise<string> {
+    this.assertOpen('quarantine a document');
     const key = documentKey(collection, id);
     const stored = this.backend.documents.get(key);
     const location = `memory://quarantine/${collection}/${id}/${this.backend.quarantine.length + 1}`;
@@ -193,6 +207,7 @@ class MemoryAdapter implements StorageAdapterV1 {
   }
 
   async listQuarantined(): Promise<QuarantinedDocument[]> {
+    this.assertOpen('list quarantined documents');
     return [...this.backend.quarantine];
   }
 
@@ -200,10 +215,13 @@ class MemoryAdapter implements StorageAdapterV1 {
     return this.backend.quarantinedBytes.get(location) ?? null;
   }
 
+  /**
+   * B7: a missing index is not patched: an index holding only the sessions saved since would
+   * hide every other session. The entry is dropped; the next listing rebuilds the index.
+   */
   async putIndexEntry(summary: SessionSummary): Promise<void> {
     this.assertOpen('write the index');
-    this.backend.index ??= new Map();
-    this.backend.index.set(summary.id, { ...summary });
+    this.backend.index?.set(summary.id, { ...summary });
   }
 
   async deleteIndexEntry(id: string): Promise<void> {

@@ -2,6 +2,7 @@ import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { decodeSession, summaryOf } from './document-codec.js';
+import { removeEntryWithoutDocument, storedSessionIds } from './index-entry-checks.js';
 import { InvalidInputError } from './input-errors.js';
 import { type SessionSummary, sessionSummarySchema } from './schemas.js';
 import type { ListOptions, SessionPage } from './session-types.js';
@@ -9,7 +10,9 @@ import type { ListOptions, SessionPage } from './session-types.js';
 /**
  * B7: lists summaries from the adapter's index, newest first. A missing or corrupt index
  * is rebuilt from the documents (without filling the session cache, C4). Rotated parents
- * (D2) are hidden unless asked for, so a page may hold fewer than `limit` entries.
+ * (D2) are hidden unless asked for, and an entry whose document is gone is never shown (it
+ * is removed from the index on the way), so a page may hold fewer than `limit` entries.
+ * Entries carry the summary fields only (`sessionSummarySchema` drops anything else).
  */
 export async function listSessions(
   adapter: StorageAdapter,
@@ -39,14 +42,37 @@ export async function listSessions(
       rebuilt = true;
       continue;
     }
-    const visible = entries.filter(
+    const shown = entries.filter(
       (entry) => options.includeRotated === true || entry.rotatedTo === null,
     );
+    const visible = await withoutGhosts(adapter, clock, shown);
     if (visible.length > 0 || page.status !== 'ok' || page.nextCursor === null) {
       return { sessions: visible, nextCursor: page.nextCursor };
     }
     cursor = page.nextCursor;
   }
+}
+
+/**
+ * B7: the entries whose document exists. The others (ghosts: a document removed out of band,
+ * a crash between a removal and its entry's, a quarantine) are left out of the page and
+ * removed from the index. A failure to remove one does not fail the listing: it is left out
+ * all the same, and the next listing tries again.
+ */
+async function withoutGhosts(
+  adapter: StorageAdapter,
+  clock: Clock,
+  entries: SessionSummary[],
+): Promise<SessionSummary[]> {
+  const stored = await storedSessionIds(
+    adapter,
+    entries.map((entry) => entry.id),
+  );
+  const ghosts = entries.filter((entry) => !stored.has(entry.id));
+  for (const ghost of ghosts) {
+    await removeEntryWithoutDocument(adapter, clock, ghost.id).catch(() => undefined);
+  }
+  return ghosts.length === 0 ? entries : entries.filter((entry) => stored.has(entry.id));
 }
 
 function parseEntries(entries: unknown[]): SessionSummary[] | null {

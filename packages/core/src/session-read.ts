@@ -2,6 +2,7 @@ import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { decodeSession, deepFreeze, headOf } from './document-codec.js';
+import { removeEntryWithoutDocument } from './index-entry-checks.js';
 import type { CacheEntry } from './session-cache.js';
 import { CorruptDocumentError } from './storage-errors.js';
 import type { StoreEvent } from './store-types.js';
@@ -16,7 +17,8 @@ export interface SessionReadContext {
 /**
  * Reads a session from storage into a fresh cache entry, or null when none is stored:
  * decoded and validated (A5), its problems reported as warnings, and a document that does
- * not parse quarantined (A2).
+ * not parse quarantined (A2) and taken out of the listing (B7). A read that finds no document
+ * removes the session's index entry, if any was left (B7: a ghost is not kept).
  */
 export async function readSessionEntry(
   context: SessionReadContext,
@@ -26,7 +28,12 @@ export async function readSessionEntry(
   const stored = await adapterCall(adapter.name, 'read a session', () =>
     adapter.getDocument('sessions', id),
   );
-  if (stored === null) return null;
+  if (stored === null) {
+    await indexHousekeeping(context, id, 'no document was found', () =>
+      removeEntryWithoutDocument(adapter, clock, id),
+    );
+    return null;
+  }
   const decoded = decodeSession(id, stored, clock.now());
   if (!decoded.ok) {
     // A2: never replace it with an empty session; move it aside intact and say so.
@@ -34,6 +41,13 @@ export async function readSessionEntry(
       adapter.quarantineDocument('sessions', id, decoded.reason),
     );
     context.emit({ type: 'quarantine', sessionId: id, location });
+    // B7: what is quarantined is not listed. Right after the move, so a listing in between
+    // can only meet an entry without a document, which listings leave out (a ghost).
+    await indexHousekeeping(context, id, 'the session was quarantined', () =>
+      adapterCall(adapter.name, 'update the session index', () =>
+        adapter.deleteIndexEntry(id, { durable: true }),
+      ),
+    );
     throw new CorruptDocumentError(id, adapter.name, location, {
       cause: new Error(decoded.reason),
     });
@@ -59,4 +73,28 @@ export async function readSessionEntry(
     durable: true,
     indexStale: false,
   };
+}
+
+/**
+ * B7: an index update a read makes on the way. Its failure does not change what the read
+ * reports (not found, or corrupt): it is a `warning` event, and a later listing leaves the
+ * entry out and removes it all the same, since its document is gone.
+ */
+async function indexHousekeeping(
+  context: SessionReadContext,
+  id: string,
+  why: string,
+  update: () => Promise<void>,
+): Promise<void> {
+  try {
+    await update();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    context.emit({
+      type: 'warning',
+      sessionId: id,
+      field: 'index',
+      message: `${why}, but its index entry could not be removed (${reason}); listings leave it out`,
+    });
+  }
 }

@@ -97,6 +97,29 @@ export class BackendError extends KeepsakeError {
   }
 }
 
+/**
+ * B2, B4: a write that may or may not have been stored. The adapter cannot tell which (a
+ * network call that timed out after it was sent), or it knows the new document is there but
+ * not that it is durable (its data reached the filesystem, but the fsync that makes it survive
+ * a power loss failed). A `BackendError` like any other backend failure (its `code` is
+ * `backend_error`), told apart by `WriteOutcomeUnknownError.isInstance` or `outcome`.
+ *
+ * Retrying is safe: before it writes the session again, the store reads what is stored and
+ * recognises its own write, so a retry neither duplicates the change nor reports this store's
+ * own revision as another writer's (`RevisionConflictError`).
+ */
+export class WriteOutcomeUnknownError extends BackendError {
+  static override isInstance = (error: unknown): error is WriteOutcomeUnknownError =>
+    BackendError.isInstance(error) && (error as { outcome?: unknown }).outcome === 'unknown';
+  readonly outcome = 'unknown' as const;
+  constructor(adapter: string, operation: string, options: KeepsakeErrorOptions = {}) {
+    super(adapter, operation, { isRetryable: true, ...options });
+    const causeText = options.cause instanceof Error ? ` (${options.cause.message})` : '';
+    this.message = `${adapter} backend: the outcome of "${operation}" is unknown${causeText}: the write may or may not have been stored durably. Retrying is safe: the store checks what is stored before this session's next write.`;
+    this.name = 'WriteOutcomeUnknownError';
+  }
+}
+
 /** H1: an operation needs a capability the adapter does not declare. */
 export class CapabilityMissingError extends KeepsakeError {
   static override isInstance = codeGuard<CapabilityMissingError>('capability_missing');

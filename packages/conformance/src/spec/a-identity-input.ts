@@ -36,6 +36,7 @@ import {
 } from '../harness/fixtures.js';
 import { rewritePersistedSession, type TamperableDocument } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { definePrivateStateTests } from './a-private-state.js';
 import { defineQuarantinedBytesTests } from './a-quarantined-bytes.js';
 
 /** A1: values no id may take — path escapes, key patterns, NUL, empty, too long, not a string. */
@@ -228,6 +229,7 @@ export function defineIdentityAndInput(suite: SpecRegistrar): void {
   defineQuarantinedBytesTests(suite);
   defineLimitTests(suite);
   defineFieldTests(suite);
+  definePrivateStateTests(suite);
 }
 
 function describeOutcome(error: unknown): string {

@@ -29,7 +29,9 @@ import {
 } from '../harness/fixtures.js';
 import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineListingTruthTests } from './b-listing-truth.js';
 import { defineRefusedWriteTests } from './b-refused-writes.js';
+import { defineUnknownOutcomeTests } from './b-unknown-outcome.js';
 
 const SUMMARY_FIELDS = Object.keys(sessionSummarySchema.shape);
 
@@ -53,6 +55,8 @@ export function defineSaves(suite: SpecRegistrar): void {
   defineIndexTests(suite);
   defineDeleteTests(suite);
   defineRefusedWriteTests(suite);
+  defineListingTruthTests(suite);
+  defineUnknownOutcomeTests(suite);
 }
 
 function defineAtomicityTests(suite: SpecRegistrar): void {
