@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { errorCode, toBackendError } from './errors.js';
+import { BackendError } from '@keepsake/core';
+import { isSharingViolationErrno } from './errno-table.js';
+import { ADAPTER_NAME, errorCode, toBackendError } from './errors.js';
 import { type FileHandle, type FileSystem, writeAll } from './file-system.js';
 
 /** Temp files end with this suffix; the sweep on open (B2) removes old ones. */
@@ -21,6 +23,13 @@ export function tempPathFor(target: string): string {
 export interface AtomicWriteOptions {
   /** fsync the temp file before the rename (B3). The caller fsyncs the directory. */
   readonly durable: boolean;
+  /** B2: retry a rename that meets a sharing violation (the adapter's option of that name). */
+  readonly retrySharingViolations: boolean;
+  /**
+   * Called once the rename landed: from then on readers see the new file, whatever fails
+   * after (B7: an index entry written with a document waits for this).
+   */
+  readonly onRenamed?: () => void;
 }
 
 /**
@@ -44,36 +53,51 @@ export async function writeFileAtomic(
     const closing = handle;
     handle = null;
     await closing.close();
-    await renameWithRetry(fileSystem, tempPath, target);
+    await renameWithRetry(fileSystem, tempPath, target, options.retrySharingViolations);
   } catch (error) {
     if (handle) await handle.close().catch(() => undefined);
     await fileSystem.unlink(tempPath).catch(() => undefined);
     throw toBackendError(error, `write ${target}`);
   }
+  options.onRenamed?.();
 }
 
-const RENAME_ATTEMPTS = 5;
+/** Attempts a rename gets when each meets a sharing violation (4 retries, ~300 ms). */
+export const RENAME_ATTEMPTS = 5;
 
 /**
- * B2: on Windows a rename over a file another process has open fails with a transient
- * sharing violation (EPERM, EACCES, EBUSY); it gets a bounded number of retries. Everywhere
- * else those codes are real permission errors, and no error is ever retried.
+ * B2: a rename over a file another process has open (an antivirus or indexer, another
+ * reader) fails on Windows with a transient sharing violation (EPERM, EACCES or EBUSY); with
+ * `retrySharingViolations` it gets a bounded number of retries, with backoff. Without it
+ * (the default off Windows) those codes are what they say, and no error is ever retried.
+ *
+ * A violation that outlasts the retries is reported as what it is: a `BackendError` that is
+ * retryable (the other process may let go of the file), saying how long it was tried.
  */
 export async function renameWithRetry(
   fileSystem: FileSystem,
   from: string,
   to: string,
-  platform: NodeJS.Platform = process.platform,
+  retrySharingViolations: boolean,
 ): Promise<void> {
+  let waitedMs = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       await fileSystem.rename(from, to);
       return;
     } catch (error) {
       const code = errorCode(error);
-      const transient = code === 'EPERM' || code === 'EACCES' || code === 'EBUSY';
-      if (platform !== 'win32' || !transient || attempt >= RENAME_ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
+      if (!retrySharingViolations || !isSharingViolationErrno(code)) throw error;
+      if (attempt >= RENAME_ATTEMPTS) {
+        throw new BackendError(
+          ADAPTER_NAME,
+          `rename ${from} to ${to}: a sharing violation (${code}) lasted through ${attempt} attempts over ${waitedMs} ms; another process has the file open`,
+          { cause: error, isRetryable: true },
+        );
+      }
+      const delayMs = 10 * 2 ** attempt;
+      waitedMs += delayMs;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
 }

@@ -1,5 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { Durability } from './durability.js';
+import { isDirectoryInUseOrGoneErrno } from './errno-table.js';
 import { errorCode, isAlreadyExists, toBackendError } from './errors.js';
 import { FileLocks } from './file-lock.js';
 import type { FileSystem } from './file-system.js';
@@ -21,7 +22,7 @@ export interface AdapterContext {
 export function createAdapterContext(options: ResolvedFsAdapterOptions): AdapterContext {
   const fileSystem = options.fileSystem;
   const durability = new Durability(fileSystem);
-  const segments = new SegmentedFiles(fileSystem, durability);
+  const segments = new SegmentedFiles(fileSystem, durability, options.retrySharingViolations);
   return {
     options,
     fileSystem,
@@ -58,8 +59,7 @@ export async function removeDirectoryIfEmpty(
     await fileSystem.rmdir(path);
     return true;
   } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOENT') return false;
+    if (isDirectoryInUseOrGoneErrno(errorCode(error))) return false;
     throw toBackendError(error, `remove directory ${path}`);
   }
 }

@@ -9,12 +9,13 @@ import type {
   StoredDocument,
   WriteOptions,
 } from '@keepsake/core';
-import { InvalidInputError } from '@keepsake/core';
+import { InvalidInputError, type KeepsakeError, WriteOutcomeUnknownError } from '@keepsake/core';
 import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { isNotFound, toBackendError } from './errors.js';
+import { ADAPTER_NAME, isNotFound, toBackendError } from './errors.js';
 import { assertDocumentId, decodeName } from './id-encoding.js';
-import { statOptional } from './optional-file.js';
+import type { SegmentPaths } from './layout.js';
+import { statOptional, statOptionalNow } from './optional-file.js';
 import type { CachedInspection } from './segment-inspection.js';
 
 /**
@@ -47,25 +48,38 @@ export class DocumentStore {
     };
   }
 
-  /** Whether the document's base exists (a corrupt one too: `get` returns its bytes). */
+  /**
+   * Whether the document's base exists (a corrupt one too: `get` returns its bytes). A listing
+   * asks once per entry (B7), so on a local disk it is one `statSync`, not a thread-pool trip.
+   */
   async has(collection: Collection, id: string): Promise<boolean> {
     assertDocumentId(collection, id);
-    const paths = this.context.layout.document(collection, id);
-    return (await statOptional(this.context.fileSystem, paths.base)) !== null;
+    const { fileSystem, layout, segments } = this.context;
+    const base = layout.document(collection, id).base;
+    const stat = segments.onLocalDisk ? statOptionalNow : statOptional;
+    return (await stat(fileSystem, base)) !== null;
   }
 
   /**
-   * B4: a conditional write under the document's lock file. `onAccepted` runs under the
-   * lock once the write passed every check and just before its bytes go down, so work it
-   * starts (the index update of B7) overlaps this write's flush; a refused write never
-   * calls it.
+   * B4: a conditional write under the document's lock file. `hooks` (B7) hear, under the
+   * lock, when the write became visible (before its flush, so work they start overlaps it)
+   * and when a visible write was taken back; a refused write or one that failed before it
+   * became visible calls neither.
+   *
+   * A failure after the write became visible is told apart by what is stored now:
+   * - still this write (the fsync of its directory failed, say): it rejects with
+   *   `WriteOutcomeUnknownError`, since readers see the write but it may not survive a power
+   *   loss (B2: a write that did not land is never reported as done, and one that may have
+   *   landed is not reported as failed);
+   * - the document as it was (a delta whose fdatasync failed is cut off again): it rejects
+   *   with the error, as a write that did not land, after `hooks.onTakenBack`.
    */
   async put(
     collection: Collection,
     id: string,
     write: DocumentWrite,
     options: WriteOptions,
-    onAccepted?: () => void,
+    hooks?: WriteHooks,
   ): Promise<PutResult> {
     assertDocumentId(collection, id);
     assertWrite(write);
@@ -85,31 +99,51 @@ export class DocumentStore {
           return { ok: false, currentRevision: inspection.revision };
         }
         held.cache = null;
-        if (write.kind === 'full') {
-          onAccepted?.();
-          held.cache = await segments.writeBase(paths, write.revision, write.text, options.durable);
-        } else {
-          // A delta extends a readable base; there is none (missing or corrupt) to extend.
-          if (inspection.base === null || inspection.revision === null) {
-            return { ok: false, currentRevision: inspection.revision };
-          }
-          // Equal is a rewrite of the same revision (core's flush); lower would never be read.
-          if (write.revision < inspection.revision) {
-            throw new InvalidInputError(
-              `fs adapter: delta revision ${write.revision} of ${collection}/${id} is below the stored ${inspection.revision}`,
-            );
-          }
-          const deltas = [{ revision: write.revision, text: write.text }];
-          onAccepted?.();
-          const next = await segments.appendDelta(
-            paths,
-            inspection,
-            deltas,
-            options.durable,
-            cached.deltasInode,
-            true,
+        // A delta extends a readable base; there is none (missing or corrupt) to extend.
+        if (write.kind === 'delta' && (inspection.base === null || inspection.revision === null)) {
+          return { ok: false, currentRevision: inspection.revision };
+        }
+        // Equal is a rewrite of the same revision (core's flush); lower would never be read.
+        if (
+          write.kind === 'delta' &&
+          inspection.revision !== null &&
+          write.revision < inspection.revision
+        ) {
+          throw new InvalidInputError(
+            `fs adapter: delta revision ${write.revision} of ${collection}/${id} is below the stored ${inspection.revision}`,
           );
-          held.cache = { ...cached, inspection: next };
+        }
+        let visible = false;
+        const onVisible = () => {
+          visible = true;
+          hooks?.onVisible();
+        };
+        try {
+          if (write.kind === 'full') {
+            held.cache = await segments.writeBase(
+              paths,
+              write.revision,
+              write.text,
+              options.durable,
+              {},
+              onVisible,
+            );
+          } else {
+            const deltas = [{ revision: write.revision, text: write.text }];
+            const next = await segments.appendDelta(
+              paths,
+              inspection,
+              deltas,
+              options.durable,
+              cached.deltasInode,
+              true,
+              onVisible,
+            );
+            held.cache = { ...cached, inspection: next };
+          }
+        } catch (error) {
+          if (!visible) throw error;
+          throw await this.failedAfterVisible(paths, `${collection}/${id}`, write, error, hooks);
         }
         wrote = true;
         return { ok: true };
@@ -121,6 +155,33 @@ export class DocumentStore {
       await this.prune(paths.directory);
     }
     return result;
+  }
+
+  /**
+   * What a write that failed after it became visible means, by what is stored now (see
+   * `put`). Under the document's lock.
+   */
+  private async failedAfterVisible(
+    paths: SegmentPaths,
+    name: string,
+    write: DocumentWrite,
+    error: unknown,
+    hooks: WriteHooks | undefined,
+  ): Promise<KeepsakeError> {
+    const unknown = () =>
+      new WriteOutcomeUnknownError(ADAPTER_NAME, `write ${name} (revision ${write.revision})`, {
+        cause: error,
+      });
+    let revision: number | null;
+    try {
+      revision = (await this.context.segments.inspect(paths)).revision;
+    } catch {
+      // What is stored cannot be read back: nobody can say whether the write landed.
+      return unknown();
+    }
+    if (revision === write.revision) return unknown();
+    await hooks?.onTakenBack();
+    return toBackendError(error, `write ${name}`);
   }
 
   async delete(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult> {
@@ -200,6 +261,14 @@ export class DocumentStore {
       this.context.durability.markDirty(dirname(directory));
     }
   }
+}
+
+/** B7: what a write's index entry needs to hear from the document's write (see `put`). */
+export interface WriteHooks {
+  /** The write's bytes are visible to readers now (its flush may still fail). */
+  onVisible(): void;
+  /** A visible write was taken back: what is stored is the document as it was. */
+  onTakenBack(): Promise<void>;
 }
 
 function isDocumentId(collection: Collection, id: string): boolean {

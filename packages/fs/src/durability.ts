@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { BackendError } from '@keepsake/core';
+import { isUnsupportedDirectorySyncErrno } from './errno-table.js';
 import { ADAPTER_NAME, errorCode, isNotFound, toBackendError } from './errors.js';
 import type { FileSystem } from './file-system.js';
 
@@ -170,6 +171,5 @@ export class Durability {
 }
 
 function isUnsupportedDirectorySync(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === 'EPERM' || code === 'EISDIR' || code === 'EINVAL' || code === 'ENOTSUP';
+  return isUnsupportedDirectorySyncErrno(errorCode(error));
 }

@@ -223,7 +223,10 @@ async function checkLayoutMarker(context: AdapterContext): Promise<void> {
   }
   if (version === undefined || version === null) {
     const marker = `${JSON.stringify({ keepsake: 'fs', layout: LAYOUT_VERSION })}\n`;
-    await writeFileAtomic(fileSystem, layout.marker, Buffer.from(marker), { durable: false });
+    await writeFileAtomic(fileSystem, layout.marker, Buffer.from(marker), {
+      durable: false,
+      retrySharingViolations: context.options.retrySharingViolations,
+    });
     return;
   }
   if (version !== LAYOUT_VERSION) {

@@ -2,26 +2,32 @@ import type { Collection, DocumentWrite, PutResult, WriteOptions } from '@keepsa
 import type { DocumentStore } from './document-store.js';
 import { toBackendError } from './errors.js';
 import { assertIndexEntry, type IndexStore } from './index-store.js';
+import { summaryOfStored } from './stored-summary.js';
 
 /**
- * B7 with the `indexWithDocument` capability: a session's write carries its index entry.
+ * B7 with the `indexWithDocument` capability: a session's write carries its index entry, and
+ * a listing never shows what was not stored.
  *
- * The entry is queued on the index's group-committed writer once the conditional write has
- * passed its revision check, under the document's lock (so two saves of one session queue
- * their entries in the order their writes land), and before the document's bytes and flush.
- * The document's fdatasync and the index's batched fdatasync then run concurrently, and the
- * filesystem commits them together, instead of one after the other.
+ * The entry is queued on the index's group-committed writer once the document's new bytes are
+ * in place (the base renamed, or the delta written into its file), under the document's lock
+ * (so two saves of one session queue their entries in the order their writes land), and
+ * before the document's flush. The document's fdatasync and the index's batched fdatasync then
+ * run concurrently, and the filesystem commits them together, instead of one after the other.
  *
- * A refused write (`ok: false`) never queues the entry. `putDocument` resolves only once both
- * are written (durably when asked) or have failed, and says what happened:
- * - the document failed: it rejects with the document's error, as without an entry. If the
- *   entry was written, the index may list a summary whose write did not land: a stale
- *   listing entry, never data; the next successful save rewrites it, and `load()` reads the
- *   document itself, never the index;
+ * A refused write (`ok: false`), and a write that fails before its bytes are in place (ENOSPC
+ * while writing, a failed fsync of the temp file), never queue the entry. `putDocument`
+ * resolves only once both are written (durably when asked) or have failed, and says what
+ * happened:
+ * - the document failed after its bytes were in place, and is still the new document (the
+ *   fsync of its directory failed): it rejects with `WriteOutcomeUnknownError`; the entry
+ *   describes what readers see;
+ * - the document failed after its bytes were in place, and was taken back (a delta whose
+ *   fdatasync failed is cut off again): the entry of the document as it is now is queued after
+ *   the failed one, still under the document's lock, and it rejects with the document's error;
  * - the document landed and the entry failed: it resolves `{ ok: true, indexFailure }`. The
  *   write did land, so rejecting would be untrue (a retried create would meet its own
  *   document); core reports the failure and writes the entry again (B7).
- * The entry's outcome is caught the moment it is queued: it can fail while the document is
+ * An entry's outcome is caught the moment it is queued: it can fail while the document is
  * still being written, and a rejection with no handler yet would end the process.
  */
 export async function putDocumentWithIndexEntry(
@@ -39,15 +45,28 @@ export async function putDocumentWithIndexEntry(
   }
   // An entry the index cannot take is refused before the document is touched.
   assertIndexEntry(summary);
-  // Zero or one entry: queued only once the write passed its revision check.
+  // The write's entry (once its bytes are in place), then possibly the entry put back.
   const indexed: Promise<IndexOutcome>[] = [];
   let result: PutResult;
   try {
-    result = await documents.put(collection, id, write, options, () => {
-      indexed.push(outcomeOf(index.put(summary, options.durable)));
+    result = await documents.put(collection, id, write, options, {
+      onVisible: () => {
+        indexed.push(outcomeOf(index.put(summary, options.durable)));
+      },
+      onTakenBack: async () => {
+        const stored = await documents.get(collection, id).catch(() => null);
+        const restored = stored === null ? null : summaryOfStored(id, stored);
+        indexed.push(
+          outcomeOf(
+            restored === null
+              ? index.delete(id, options.durable)
+              : index.put(restored, options.durable),
+          ),
+        );
+      },
     });
   } catch (error) {
-    // The document's error is the one reported; the queued entry is let finish first, so
+    // The document's error is the one reported; the queued entries are let finish first, so
     // nothing of this call is still running once it has failed.
     await Promise.all(indexed);
     throw error;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BackendError } from '@keepsake/core';
 import { currentBootId } from './boot.js';
+import { isSymlinkUnsupportedErrno } from './errno-table.js';
 import { ADAPTER_NAME, errorCode, isAlreadyExists, isNotFound, toBackendError } from './errors.js';
 import { type FileSystem, writeAll } from './file-system.js';
 import { holdToken, type LockOwner, readLockOwner, releaseToken, thisHost } from './lock-owner.js';
@@ -103,10 +104,7 @@ export class LockAcquirer {
         await this.fileSystem.symlink(text, lockPath);
         return;
       } catch (error) {
-        const code = errorCode(error);
-        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS' && code !== 'EOPNOTSUPP') {
-          throw error;
-        }
+        if (!isSymlinkUnsupportedErrno(errorCode(error))) throw error;
         this.useFiles = true;
       }
     }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { isNotASymlinkErrno, isOtherUsersProcessErrno } from './errno-table.js';
 import { errorCode, isNotFound, toBackendError } from './errors.js';
 import type { FileSystem } from './file-system.js';
 
@@ -28,7 +29,7 @@ export function isOwnerAlive(pid: number, token: string): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return errorCode(error) === 'EPERM';
+    return isOtherUsersProcessErrno(errorCode(error));
   }
 }
 
@@ -51,7 +52,7 @@ export async function readLockOwner(
     text = await fileSystem.readlink(path);
   } catch (error) {
     if (isNotFound(error)) return null;
-    if (errorCode(error) !== 'EINVAL') throw toBackendError(error, `read lock ${path}`);
+    if (!isNotASymlinkErrno(errorCode(error))) throw toBackendError(error, `read lock ${path}`);
     // Not a symbolic link: a lock file (the O_EXCL fallback).
     try {
       text = Buffer.from(await fileSystem.readFile(path)).toString('utf8');

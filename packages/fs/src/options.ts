@@ -30,6 +30,15 @@ export interface FsAdapterOptions {
    */
   journalBatchBytes?: number;
   /**
+   * B2: retry a rename that fails with EPERM, EACCES or EBUSY, up to 4 times over about 300 ms:
+   * on Windows that is a transient sharing violation (another process, often an antivirus or
+   * a search indexer, has the file open), not a permission error. Turn it on for a share a
+   * Windows server exports (SMB/CIFS) mounted on Linux or macOS, which reports the same
+   * violations; leave it off elsewhere, where those codes are real permission errors.
+   * @default true on Windows, false elsewhere
+   */
+  retrySharingViolations?: boolean;
+  /**
    * C1: how many files `sync()` flushes at once.
    * @default 8
    */
@@ -49,6 +58,7 @@ export interface ResolvedFsAdapterOptions {
   lockTimeoutMs: number;
   journalBatchBytes: number;
   syncConcurrency: number;
+  retrySharingViolations: boolean;
   fileSystem: FileSystem;
 }
 
@@ -85,6 +95,7 @@ const optionsSchema = z.strictObject({
   lockTimeoutMs: positiveMs.default(30_000),
   journalBatchBytes: z.number().int().min(1024).default(1_048_576),
   syncConcurrency: z.number().int().min(1).max(256).default(8),
+  retrySharingViolations: z.boolean().default(process.platform === 'win32'),
   fileSystem: fileSystemSchema.default(nodeFileSystem),
 });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Collection, QuarantinedDocument } from '@keepsake/core';
-import { writeFileAtomic } from './atomic-write.js';
+import { renameWithRetry, writeFileAtomic } from './atomic-write.js';
 import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
 import { assertDocumentId, decodeName, encodeId } from './id-encoding.js';
@@ -41,7 +41,12 @@ export class QuarantineStore {
           [paths.deltas, 'deltas'],
         ] as const) {
           try {
-            await fileSystem.rename(from, join(entry, file));
+            await renameWithRetry(
+              fileSystem,
+              from,
+              join(entry, file),
+              this.context.options.retrySharingViolations,
+            );
             moved.push(file);
           } catch (error) {
             if (!isNotFound(error)) throw toBackendError(error, `quarantine ${from}`);
@@ -52,7 +57,7 @@ export class QuarantineStore {
           fileSystem,
           join(entry, METADATA_FILE),
           Buffer.from(`${JSON.stringify(metadata, null, 2)}\n`),
-          { durable: true },
+          { durable: true, retrySharingViolations: this.context.options.retrySharingViolations },
         );
         // The new names first, then the removal from the document's directory.
         await durability.syncDirectory(entry);

@@ -50,9 +50,13 @@ export class SegmentedFiles {
   /** Delta files kept open by `appendDelta` under a leased lock, by directory. */
   private readonly heldDeltas = new Map<string, { handle: FileHandle; inode: number }>();
 
-  constructor(fileSystem: FileSystem, durability: Durability) {
+  /** B2: the adapter's `retrySharingViolations` option, for every atomic replace. */
+  private readonly retrySharingViolations: boolean;
+
+  constructor(fileSystem: FileSystem, durability: Durability, retrySharingViolations: boolean) {
     this.fileSystem = fileSystem;
     this.durability = durability;
+    this.retrySharingViolations = retrySharingViolations;
   }
 
   /** Lock-free read: deltas first, then the base. */
@@ -68,16 +72,25 @@ export class SegmentedFiles {
     return inspectSegment(this.fileSystem, paths);
   }
 
-  /** Replaces the base (new nonce) and drops the deltas of the old one. */
+  /**
+   * Replaces the base (new nonce) and drops the deltas of the old one. `onVisible` runs once
+   * the new base is in place (renamed), before the directory's fsync: readers see it from then
+   * on, whatever fails after.
+   */
   async writeBase(
     paths: SegmentPaths,
     revision: number,
     text: string,
     durable: boolean,
     extra: Record<string, number> = {},
+    onVisible?: () => void,
   ): Promise<CachedInspection> {
     const { header, nonce, bytes } = encodeBase(revision, text, extra);
-    await writeFileAtomic(this.fileSystem, paths.base, bytes, { durable });
+    await writeFileAtomic(this.fileSystem, paths.base, bytes, {
+      durable,
+      retrySharingViolations: this.retrySharingViolations,
+      ...(onVisible === undefined ? {} : { onRenamed: onVisible }),
+    });
     await this.closeHeld(paths.directory);
     await unlinkOptional(this.fileSystem, paths.deltas);
     this.linkedDeltas.delete(paths.deltas);
@@ -120,6 +133,11 @@ export class SegmentedFiles {
     this.localDisk = localDisk;
   }
 
+  /** Whether the root is on a local disk, where a `statSync` never waits for a server. */
+  get onLocalDisk(): boolean {
+    return this.localDisk;
+  }
+
   /**
    * Appends deltas to the current base with one write (and one fdatasync when durable);
    * `inspection` comes from `inspect` under the same lock, `deltasInode` too when known.
@@ -130,6 +148,10 @@ export class SegmentedFiles {
    * a close per save, each a round trip through libuv's thread pool; `closeHeld` closes it
    * when the lease is let go. It is reused only while `deltasInode` (checked with a stat
    * under the lock) is still its inode.
+   *
+   * `onVisible` runs once the deltas are in the file (written, or the new file renamed in),
+   * before any flush: readers see them from then on, unless that flush fails, in which case
+   * the append is cut off again (readers then see the document as it was).
    */
   async appendDelta(
     paths: SegmentPaths,
@@ -138,6 +160,7 @@ export class SegmentedFiles {
     durable: boolean,
     deltasInode: number | null = null,
     keepOpen = false,
+    onVisible?: () => void,
   ): Promise<Inspection> {
     const base = inspection.base;
     const last = deltas.at(-1);
@@ -154,7 +177,11 @@ export class SegmentedFiles {
     if (file === null || !file.fresh) {
       // No delta file for this base yet (or one left by a replaced base): create it whole.
       await this.closeHeld(paths.directory);
-      await writeFileAtomic(this.fileSystem, paths.deltas, frame, { durable });
+      await writeFileAtomic(this.fileSystem, paths.deltas, frame, {
+        durable,
+        retrySharingViolations: this.retrySharingViolations,
+        ...(onVisible === undefined ? {} : { onRenamed: onVisible }),
+      });
       this.linkedDeltas.delete(paths.deltas);
       if (durable) {
         if (!(await this.makeBaseDurable(paths, base.nonce))) {
@@ -184,6 +211,7 @@ export class SegmentedFiles {
         } else {
           await writeAll(handle, frame, file.validLength);
         }
+        onVisible?.();
         if (durable) await handle.datasync();
       } catch (error) {
         // A failed append must not show up later as if it had landed: cut it off again.

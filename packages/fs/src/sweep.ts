@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { AdapterContext } from './context.js';
-import { isNotFound, toBackendError } from './errors.js';
+import { isNotADirectoryErrno } from './errno-table.js';
+import { errorCode, isNotFound, toBackendError } from './errors.js';
 import { COLLECTIONS } from './layout.js';
 
 /**
@@ -61,7 +62,7 @@ async function listOptional(context: AdapterContext, directory: string): Promise
   try {
     return await context.fileSystem.readdir(directory);
   } catch (error) {
-    if (isNotFound(error) || (error as { code?: string }).code === 'ENOTDIR') return [];
+    if (isNotFound(error) || isNotADirectoryErrno(errorCode(error))) return [];
     throw toBackendError(error, `list ${directory}`);
   }
 }

@@ -2,7 +2,7 @@ import { readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BackendError } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
-import { renameWithRetry } from '../src/atomic-write.js';
+import { RENAME_ATTEMPTS, renameWithRetry } from '../src/atomic-write.js';
 import { type FileSystem, fsAdapter, nodeFileSystem } from '../src/index.js';
 import { countingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
 import { delta, full, openAdapter, openSimulated, summary, tempDirectory } from './helpers.js';
@@ -95,7 +95,7 @@ describe('atomic replace', () => {
     ]);
   });
 
-  it('B2: only a Windows sharing violation on rename is retried, a bounded number of times', async () => {
+  it('B2: with retrySharingViolations, only a sharing violation on rename is retried, a bounded number of times; one that lasts is reported retryable', async () => {
     let calls = 0;
     const failing = (code: string, failures: number): FileSystem => ({
       ...nodeFileSystem,
@@ -105,17 +105,23 @@ describe('atomic replace', () => {
       },
     });
     calls = 0;
-    await renameWithRetry(failing('EPERM', 2), 'a', 'b', 'win32');
+    await renameWithRetry(failing('EPERM', 2), 'a', 'b', true);
     expect(calls).toBe(3);
     calls = 0;
-    await expect(renameWithRetry(failing('EPERM', 2), 'a', 'b', 'linux')).rejects.toThrow('EPERM');
+    await expect(renameWithRetry(failing('EPERM', 2), 'a', 'b', false)).rejects.toThrow('EPERM');
     expect(calls).toBe(1);
     calls = 0;
-    await expect(renameWithRetry(failing('EIO', 2), 'a', 'b', 'win32')).rejects.toThrow('EIO');
+    await expect(renameWithRetry(failing('EIO', 2), 'a', 'b', true)).rejects.toThrow('EIO');
     expect(calls).toBe(1);
     calls = 0;
-    await expect(renameWithRetry(failing('EBUSY', 99), 'a', 'b', 'win32')).rejects.toThrow('EBUSY');
-    expect(calls).toBe(5);
+    const lasting = renameWithRetry(failing('EBUSY', 99), 'a', 'b', true);
+    await expect(lasting).rejects.toSatisfy(
+      (error: unknown) =>
+        BackendError.isInstance(error) &&
+        error.isRetryable &&
+        /sharing violation \(EBUSY\) lasted through 5 attempts/.test(error.message),
+    );
+    expect(calls).toBe(RENAME_ATTEMPTS);
   });
 });
 

@@ -25,6 +25,10 @@ runConformance({
   async destroyAdapter(adapter) {
     await adapter.close().catch(() => undefined);
   },
+  // B7: the index's files are gone (deleted by hand, or lost): open() must not start afresh.
+  async removeIndex(namespace) {
+    await rm(join(root, namespace, 'index'), { recursive: true, force: true });
+  },
 });
 
 // 2. The same adapter over the FAULT-INJECTING filesystem: one simulated disk per namespace,
@@ -48,4 +52,20 @@ runConformance({
   async simulateCrash(namespace) {
     disks.get(namespace)?.simulatePowerLoss({ tornTails: true });
   },
+  async removeIndex(namespace) {
+    const disk = disks.get(namespace);
+    if (disk !== undefined) await removeTree(disk, '/keepsake/index');
+  },
 });
+
+/** rm -r on the simulated disk (it has no recursive remove of its own). */
+async function removeTree(disk: FaultInjectingFileSystem, path: string): Promise<void> {
+  const stats = await disk.lstat(path).catch(() => null);
+  if (stats === null) return;
+  if (!stats.isDirectory()) {
+    await disk.unlink(path);
+    return;
+  }
+  for (const name of await disk.readdir(path)) await removeTree(disk, `${path}/${name}`);
+  await disk.rmdir(path);
+}
