@@ -130,4 +130,22 @@ describe('B2: a write that failed after its document was in place', () => {
     const loaded = await openStore(disk).load('s');
     expect([loaded.title, loaded.messages.length]).toEqual(['after', 3]);
   });
+
+  it('B4: retrying that save from the same store stores it, once, and is no conflict with itself', async () => {
+    const disk = faultInjectingFileSystem();
+    const store = openStore(disk);
+    const session = await changedSession(store, 0);
+    disk.inject({ operation: 'sync', path: /^\/store\/sessions\/[^/]+$/, code: 'EIO', times: 1 });
+    await expect(store.save(session, { fsync: true })).rejects.toSatisfy(
+      WriteOutcomeUnknownError.isInstance,
+    );
+    // Before: RevisionConflictError "changed by another writer: expected 1, found 2".
+    const saved = await store.save(session, { fsync: true });
+    expect(saved.messages.map((entry) => entry.content)).toEqual(['one', 'two', 'three']);
+    const reader = openStore(disk);
+    const loaded = await reader.load('s');
+    expect([loaded.title, loaded.revision]).toEqual(['after', saved.revision]);
+    expect(loaded.messages.map((entry) => entry.content)).toEqual(['one', 'two', 'three']);
+    expect(await listed(reader, 's')).toMatchObject({ title: 'after', messageCount: 3 });
+  });
 });
