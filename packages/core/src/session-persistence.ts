@@ -1,4 +1,4 @@
-import type { StorageAdapter } from './adapter.js';
+import type { PutResult, StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { deepFreeze, encodeDelta, encodeFull, headOf, summaryOf } from './document-codec.js';
@@ -13,6 +13,7 @@ import { assertWritable, normalizeMessages } from './session-validation.js';
 import { NotFoundError, RevisionConflictError } from './storage-errors.js';
 import type { StoreLimits } from './store-options.js';
 import type { StoreEvent } from './store-types.js';
+import { UnconfirmedWrites } from './unconfirmed-writes.js';
 
 export interface PersistenceOptions {
   adapter: StorageAdapter;
@@ -33,8 +34,12 @@ export class SessionPersistence {
   /** B7: index entries to write again after a failure (see IndexRepairs). */
   readonly indexRepairs: IndexRepairs;
 
+  /** B2, B4: writes that rejected but may have landed, settled before the next write. */
+  private readonly unconfirmedWrites: UnconfirmedWrites;
+
   constructor(private readonly options: PersistenceOptions) {
     this.indexRepairs = new IndexRepairs(options.adapter, options.emit);
+    this.unconfirmedWrites = new UnconfirmedWrites(options.adapter, options.clock);
   }
 
   /** Reads a session from storage into a fresh cache entry. */
@@ -69,6 +74,8 @@ export class SessionPersistence {
   ): Promise<Session> {
     const { adapter, clock, limits } = this.options;
     const session = candidate;
+    // B2, B4: a write of this entry that rejected may have landed; find out before this one.
+    await this.unconfirmedWrites.settle(entry);
     const now = clock.now();
     assertWritable(session);
     normalizeMessages(session, entry.storedMessages, now);
@@ -136,16 +143,28 @@ export class SessionPersistence {
     const started = performance.now();
     const indexWithDocument =
       adapter.capabilities.indexWithDocument === true && options.skipIndex !== true;
-    const result = await adapterCall(adapter.name, 'write a session', () =>
-      adapter.putDocument(
-        'sessions',
-        session.id,
-        { kind: useDelta ? 'delta' : 'full', revision, text },
-        indexWithDocument
-          ? { expectedRevision: entry.storedRevision, durable, indexEntry: writtenSummary }
-          : { expectedRevision: entry.storedRevision, durable },
-      ),
-    );
+    const write = { kind: useDelta ? 'delta' : 'full', revision, text } as const;
+    let result: PutResult;
+    try {
+      result = await adapterCall(adapter.name, 'write a session', () =>
+        adapter.putDocument(
+          'sessions',
+          session.id,
+          write,
+          indexWithDocument
+            ? { expectedRevision: entry.storedRevision, durable, indexEntry: writtenSummary }
+            : { expectedRevision: entry.storedRevision, durable },
+        ),
+      );
+    } catch (error) {
+      // B2, B4: it may have landed all the same; the next write of the entry finds out.
+      this.unconfirmedWrites.remember(entry, {
+        expectedRevision: entry.storedRevision,
+        write,
+        session,
+      });
+      throw error;
+    }
     if (!result.ok) {
       this.options.emit({ type: 'conflict', sessionId: session.id });
       throw new RevisionConflictError(session.id, entry.storedRevision, result.currentRevision);
