@@ -14,7 +14,7 @@ import { indexValue } from './index-store.js';
 import type { Step, StepResult } from './script-runner.js';
 import { deleteDocumentScript, writeDocumentScript } from './scripts/document-scripts.js';
 import { putIndexEntryIfWrittenScript } from './scripts/index-scripts.js';
-import { command, type StorageContext } from './storage-context.js';
+import type { StorageContext } from './storage-context.js';
 
 /**
  * Documents (sessions, retained revisions, lifecycle state): one string each, the last full
@@ -37,7 +37,7 @@ export class DocumentStore {
 
   async get(collection: Collection, id: string): Promise<StoredDocument | null> {
     const key = this.context.keys.document(collection, id).document;
-    const value = await command(`read a document (${collection}/${id})`, () =>
+    const value = await this.context.command(`read a document (${collection}/${id})`, () =>
       this.context.client.getBuffer(key),
     );
     if (value === null) return null;
@@ -49,7 +49,11 @@ export class DocumentStore {
   async has(collection: Collection, id: string): Promise<boolean> {
     const key = this.context.keys.document(collection, id).document;
     const { client } = this.context;
-    return (await command(`read a document (${collection}/${id})`, () => client.exists(key))) > 0;
+    return (
+      (await this.context.command(`read a document (${collection}/${id})`, () =>
+        client.exists(key),
+      )) > 0
+    );
   }
 
   async put(
@@ -97,7 +101,8 @@ export class DocumentStore {
         ? written
         : { ok: true, indexFailure: toKeepsakeError(indexed.error, 'update the session index') };
     }
-    if (creates) await command(operation, () => client.zadd(keys.registry(collection), 0, id));
+    if (creates)
+      await this.context.command(operation, () => client.zadd(keys.registry(collection), 0, id));
     const written = refusalOrSuccess((await scripts.batch([writeStep], durable))[0]!, operation);
     if (!written.ok || indexEntry === undefined) return written;
     // Cluster: the document landed; its index entry is a write of its own on another slot.
@@ -137,7 +142,8 @@ export class DocumentStore {
       operation,
     );
     // Unlisted once gone (a failure here is reported; the delete can be repeated).
-    if (deleted.ok) await command(operation, () => client.zrem(keys.registry(collection), id));
+    if (deleted.ok)
+      await this.context.command(operation, () => client.zrem(keys.registry(collection), id));
     return deleted;
   }
 
@@ -148,7 +154,7 @@ export class DocumentStore {
       options.cursor !== null ? `(${options.cursor}` : prefix !== '' ? `[${prefix}` : '-';
     // Ids are ASCII below 0x7f, so every id that starts with the prefix sorts before this.
     const end = prefix !== '' ? `[${prefix}\x7f` : '+';
-    const ids = await command(`list documents (${collection})`, () =>
+    const ids = await this.context.command(`list documents (${collection})`, () =>
       this.context.client.zrangebylex(registry, start, end, 'LIMIT', 0, options.limit + 1),
     );
     const page = ids.slice(0, options.limit);

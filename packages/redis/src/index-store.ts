@@ -1,7 +1,7 @@
 import type { IndexPage, SessionSummary } from '@keepsake/core';
 import { toKeepsakeError } from './errors.js';
 import { listIndexScript } from './scripts/index-scripts.js';
-import { command, type StorageContext } from './storage-context.js';
+import type { StorageContext } from './storage-context.js';
 
 /** Entries per HSET of a rebuild: big enough to be quick, small enough not to block. */
 const BUILD_CHUNK = 500;
@@ -57,13 +57,13 @@ export class IndexStore {
     const live = keys.index();
     const build = keys.indexBuild(this.context.nextWriteToken());
     const operation = 'rebuild the session index';
-    await command(operation, () => client.hset(build, '~', '1'));
-    await command(operation, () => client.expire(build, BUILD_TTL_SECONDS));
+    await this.context.command(operation, () => client.hset(build, '~', '1'));
+    await this.context.command(operation, () => client.expire(build, BUILD_TTL_SECONDS));
     for (let start = 0; start < summaries.length; start += BUILD_CHUNK) {
       const fields = summaries
         .slice(start, start + BUILD_CHUNK)
         .flatMap((summary) => [summary.id, indexValue(summary)]);
-      await command(operation, () => client.hset(build, ...fields));
+      await this.context.command(operation, () => client.hset(build, ...fields));
     }
     await this.write(['RENAME', build, live], false, operation);
     // The build's expiry came along with the rename: the live index must not keep it (a

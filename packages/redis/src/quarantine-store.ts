@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Collection, QuarantinedDocument } from '@keepsake/core';
 import { parseDocument } from './document-format.js';
 import { quarantineDocumentScript } from './scripts/document-scripts.js';
-import { command, type StorageContext } from './storage-context.js';
+import type { StorageContext } from './storage-context.js';
 
 /**
  * A2: a document that does not parse is renamed, bytes intact, to a key of its own slot
@@ -26,18 +26,20 @@ export class QuarantineStore {
     const location = keys.quarantined(collection, id, unique);
     const record: QuarantinedDocument = { collection, id, location, reason, quarantinedAt };
     const operation = `quarantine a document (${collection}/${id})`;
-    await command(operation, () => client.rpush(keys.quarantineList(), JSON.stringify(record)));
+    await this.context.command(operation, () =>
+      client.rpush(keys.quarantineList(), JSON.stringify(record)),
+    );
     await scripts.run(quarantineDocumentScript, [documentKey, location], [], {
       operation,
       durable: true,
     });
-    await command(operation, () => client.zrem(keys.registry(collection), id));
+    await this.context.command(operation, () => client.zrem(keys.registry(collection), id));
     return location;
   }
 
   async list(): Promise<QuarantinedDocument[]> {
     const key = this.context.keys.quarantineList();
-    const texts = await command('list quarantined documents', () =>
+    const texts = await this.context.command('list quarantined documents', () =>
       this.context.client.lrange(key, 0, -1),
     );
     return texts.map((text) => JSON.parse(text) as QuarantinedDocument);
@@ -46,7 +48,7 @@ export class QuarantineStore {
   /** The quarantined bytes as they were stored: base and deltas joined by newlines. */
   async read(location: string): Promise<string | null> {
     if (!this.context.keys.isQuarantineKey(location)) return null;
-    const value = await command('read quarantined bytes', () =>
+    const value = await this.context.command('read quarantined bytes', () =>
       this.context.client.getBuffer(location),
     );
     if (value === null) return null;

@@ -46,7 +46,7 @@ import {
   listJournalsScript,
   readJournalScript,
 } from './scripts/journal-scripts.js';
-import { type StorageContext, writeTokens } from './storage-context.js';
+import { commandRunner, type StorageContext, writeTokens } from './storage-context.js';
 
 const SCRIPTS = [
   writeDocumentScript,
@@ -128,13 +128,17 @@ export class RedisAdapter implements StorageAdapterV1 {
     const { client, owned } = createClient(options);
     this.client = client;
     this.owned = owned;
-    this.scripts = new ScriptRunner(client, SCRIPTS);
+    // A Cluster client's offline queue holds commands while the cluster is unreachable, for
+    // as long as it is: each call gets a deadline instead (see deadline.ts).
+    const deadlineMs = client.isCluster ? options.socketTimeoutMs : null;
+    this.scripts = new ScriptRunner(client, SCRIPTS, deadlineMs);
     const context: StorageContext = {
       client,
       keys: this.keys,
       scripts: this.scripts,
       standalone: !client.isCluster,
       nextWriteToken: writeTokens(),
+      command: commandRunner(deadlineMs),
     };
     this.documents = new DocumentStore(context);
     this.index = new IndexStore(context);
@@ -313,6 +317,11 @@ export class RedisAdapter implements StorageAdapterV1 {
   private async closeClient(): Promise<void> {
     if (!this.owned || this.client.status === 'end') return;
     if (this.client.status === 'wait') {
+      this.client.disconnect();
+      return;
+    }
+    if (this.client.status !== 'ready') {
+      // Reconnecting (or never connected): nothing in flight is waited for.
       this.client.disconnect();
       return;
     }

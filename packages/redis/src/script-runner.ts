@@ -1,5 +1,6 @@
 import { type ChainableCommander, type Redis, ReplyError } from 'ioredis';
 import type { RedisClient } from './connection.js';
+import { withDeadline } from './deadline.js';
 import type { ConfirmMethod } from './durability-plan.js';
 import { RedisDurabilityError, toKeepsakeError } from './errors.js';
 import type { ScriptDefinition } from './scripts/script.js';
@@ -39,9 +40,21 @@ export type StepResult = { ok: true; value: unknown } | { ok: false; error: Erro
 export class ScriptRunner {
   durability: DurabilitySettings = { method: 'none', replicas: 0, timeoutMs: 0, level: 'none' };
   private readonly client: RedisClient;
+  private readonly deadlineMs: number | null;
 
-  constructor(client: RedisClient, definitions: readonly ScriptDefinition[]) {
+  /**
+   * `deadlineMs`: how long a batch may wait for its replies before it fails as unavailable.
+   * For a Cluster client, whose offline queue holds commands for as long as the cluster is
+   * unreachable, instead of failing them (a standalone client made by the adapter fails
+   * them on its own: see connection.ts).
+   */
+  constructor(
+    client: RedisClient,
+    definitions: readonly ScriptDefinition[],
+    deadlineMs: number | null,
+  ) {
     this.client = client;
+    this.deadlineMs = deadlineMs;
     for (const definition of definitions) {
       // Another adapter on the same client may have defined it already.
       if (typeof (client as unknown as Record<string, unknown>)[definition.name] !== 'function') {
@@ -68,6 +81,15 @@ export class ScriptRunner {
    * failed or the durable confirmation fell short.
    */
   async batch(
+    steps: readonly Step[],
+    options: { operation: string; durable: boolean },
+  ): Promise<StepResult[]> {
+    const work = this.sendBatch(steps, options);
+    if (this.deadlineMs === null) return work;
+    return withDeadline(work, this.deadlineMs, options.operation);
+  }
+
+  private async sendBatch(
     steps: readonly Step[],
     options: { operation: string; durable: boolean },
   ): Promise<StepResult[]> {

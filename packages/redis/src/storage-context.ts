@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './connection.js';
+import { withDeadline } from './deadline.js';
 import { toKeepsakeError } from './errors.js';
 import type { KeyLayout } from './keys.js';
 import type { ScriptRunner } from './script-runner.js';
@@ -17,6 +18,8 @@ export interface StorageContext {
   readonly standalone: boolean;
   /** A token no other write of any process uses: lets a script recognise a resent write. */
   nextWriteToken(): string;
+  /** Runs a plain command with its failure typed, within the batch deadline (Cluster). */
+  command<T>(operation: string, call: () => Promise<T>): Promise<T>;
 }
 
 export function writeTokens(): () => string {
@@ -25,11 +28,17 @@ export function writeTokens(): () => string {
   return () => `${instance}.${(counter++).toString(36)}`;
 }
 
-/** Runs a plain command, with its failure typed (retryable when the connection failed). */
-export async function command<T>(operation: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw toKeepsakeError(error, operation);
-  }
+/**
+ * Runs a plain command, with its failure typed (retryable when the connection failed), and,
+ * with `deadlineMs`, failed as unavailable when no reply came within it.
+ */
+export function commandRunner(deadlineMs: number | null) {
+  return async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      const work = call();
+      return await (deadlineMs === null ? work : withDeadline(work, deadlineMs, operation));
+    } catch (error) {
+      throw toKeepsakeError(error, operation);
+    }
+  };
 }

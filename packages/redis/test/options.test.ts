@@ -1,0 +1,55 @@
+import { InvalidConfigError } from '@keepsake/core';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { redisAdapter } from '../src/index.js';
+
+/** Options are validated when the adapter is made; each mistake names its option. */
+function invalid(options: unknown): string {
+  try {
+    redisAdapter(options as never);
+  } catch (error) {
+    expect(InvalidConfigError.isInstance(error), String(error)).toBe(true);
+    return (error as Error).message;
+  }
+  throw new Error('the options were accepted');
+}
+
+describe('redisAdapter options', () => {
+  it('needs exactly one of client, url and clusterNodes', () => {
+    expect(invalid({})).toContain('one of `client`, `url` or `clusterNodes` is required');
+    expect(invalid({ url: 'redis://a:1', clusterNodes: ['a:1'] })).toContain(
+      'not `url` and `clusterNodes`',
+    );
+    expect(invalid({ url: 'http://a:1' })).toContain('option `url`');
+    expect(invalid({ clusterNodes: ['no-port'] })).toContain('option `clusterNodes.0`');
+    expect(invalid({ client: { get: () => 1 } })).toContain('option `client`');
+  });
+
+  it('refuses a key prefix that would move the hash tag, and a client with its own prefix', () => {
+    expect(invalid({ url: 'redis://a:1', keyPrefix: 'app:{x}' })).toContain('option `keyPrefix`');
+    expect(invalid({ url: 'redis://a:1', keyPrefix: '' })).toContain('option `keyPrefix`');
+    const client = new Redis({ lazyConnect: true, keyPrefix: 'app:' });
+    expect(invalid({ client })).toContain('keyPrefix');
+    client.disconnect();
+  });
+
+  it('checks durability settings, and that a WAIT fits inside the socket timeout', () => {
+    expect(invalid({ url: 'redis://a:1', durability: 'fsync' })).toContain('option `durability`');
+    expect(invalid({ url: 'redis://a:1', replicas: 0 })).toContain('option `replicas`');
+    expect(
+      invalid({ url: 'redis://a:1', durabilityTimeoutMs: 5_000, socketTimeoutMs: 5_000 }),
+    ).toContain('must exceed durabilityTimeoutMs');
+    expect(invalid({ url: 'redis://a:1', surprise: true })).toContain('surprise');
+  });
+
+  it('declares capabilities from the configured level', () => {
+    const adapter = redisAdapter({ url: 'redis://127.0.0.1:1', durability: 'replicas' });
+    expect(adapter.capabilities).toMatchObject({
+      durability: 'replicated',
+      conditionalWrites: true,
+      clusterSafeKeys: true,
+      gaps: [],
+    });
+    void adapter.close();
+  });
+});
