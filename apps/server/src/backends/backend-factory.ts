@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { InvalidConfigError, memoryAdapter, type StorageAdapter } from '@keepsake/core';
 import { fsAdapter } from '@keepsake/fs';
 import type { BackendConfig } from '../config/config-schema.js';
+import { describeRedisBackend, redisBackendAdapter } from './redis-backend.js';
 
 /**
  * Creates the storage adapter of one token namespace. Each namespace gets its own storage
@@ -19,11 +20,7 @@ export type BackendFactory<Kind extends BackendConfig['kind']> = (
 const factories: { [Kind in BackendConfig['kind']]: BackendFactory<Kind> } = {
   fs: (config, namespace) => fsAdapter({ directory: join(resolve(config.directory), namespace) }),
   memory: () => memoryAdapter(),
-  redis: () => {
-    throw new InvalidConfigError(
-      'KEEPSAKE_BACKEND=redis: the Redis adapter (@keepsake/redis) is not available in this build yet; use KEEPSAKE_BACKEND=fs',
-    );
-  },
+  redis: (config, namespace) => redisBackendAdapter(config, namespace),
   s3: () => {
     throw new InvalidConfigError(
       'KEEPSAKE_BACKEND=s3: the S3 adapter (@keepsake/s3) is not available in this build yet; use KEEPSAKE_BACKEND=fs',
@@ -44,7 +41,7 @@ export function describeBackend(config: BackendConfig): string {
     case 'memory':
       return 'memory (nothing survives a restart)';
     case 'redis':
-      return `redis at ${new URL(config.url).host}`;
+      return describeRedisBackend(config);
     case 's3':
       return `s3 bucket ${config.bucket}/${config.prefix}`;
   }

@@ -23,10 +23,26 @@ export const memoryBackendSchema = z.object({
 
 export const redisBackendSchema = z.object({
   kind: z.literal('redis'),
-  /** e.g. redis://127.0.0.1:6379/0 */
+  /** e.g. redis://127.0.0.1:6379/0; with `mode: 'cluster'`, any node of the cluster. */
   url: z.url(),
-  /** Every key starts with `<keyPrefix>:<namespace>:`. @default 'keepsake' */
-  keyPrefix: z.string().min(1).default('keepsake'),
+  /**
+   * Every key starts with `<keyPrefix>:<namespace>:`; no braces (they would move the
+   * Cluster hash tag out of the session id). @default 'keepsake'
+   */
+  keyPrefix: z
+    .string()
+    .regex(/^[^{}\s]{1,100}$/, 'must be 1 to 100 characters without braces or whitespace')
+    .default('keepsake'),
+  /** `standalone` (one server, or a primary) or `cluster` (the URL names a seed node). @default 'standalone' */
+  mode: z.enum(['standalone', 'cluster']).default('standalone'),
+  /**
+   * What a durable save waits for (see @keepsake/redis): `aof` needs `appendonly yes` and
+   * `appendfsync always` (or Redis ≥ 7.2), `replicas` that many replicas, `none` nothing.
+   * Probed when a namespace's store opens. @default 'aof'
+   */
+  durability: z.enum(['none', 'aof', 'replicas']).default('aof'),
+  /** With `durability: 'replicas'`: replicas that must acknowledge a durable save. @default 1 */
+  replicas: z.number().int().min(1).max(64).default(1),
 });
 
 export const s3BackendSchema = z.object({
