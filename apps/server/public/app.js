@@ -35,6 +35,7 @@ const ui = {
   signInForm: $('sign-in-form'),
   tokenInput: $('token-input'),
   signInError: $('sign-in-error'),
+  signOut: $('sign-out'),
 };
 
 const state = {
@@ -60,7 +61,7 @@ function showError(error) {
 
 function updateControls() {
   const hasSession = state.session !== null;
-  const streaming = state.run !== null;
+  const streaming = isStreaming();
   const hasTurn = hasSession && state.session.messages.some((message) => message.role === 'user');
   ui.send.disabled = streaming || state.busy;
   ui.cancel.hidden = !streaming;
@@ -95,10 +96,29 @@ function renderSessionList() {
   ui.sessionsEmpty.hidden = state.sessions.length > 0;
 }
 
+/** No chat on screen: nothing selected, nothing followed. */
+function clearChat() {
+  stopFollowing();
+  state.session = null;
+  ui.transcript.replaceChildren();
+  renderSessionList();
+  updateControls();
+}
+
 async function selectSession(id) {
   stopFollowing();
   ui.layout.classList.remove('sidebar-open');
-  const { session } = await api(`/sessions/${encodeURIComponent(id)}`);
+  let session;
+  try {
+    ({ session } = await api(`/sessions/${encodeURIComponent(id)}`));
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    // A link to a chat that is gone (or another token's): show that, not the last chat.
+    clearChat();
+    history.replaceState(null, '', '#');
+    setStatus(`There is no chat “${id}”: it may have been deleted.`);
+    return;
+  }
   state.session = session;
   if (location.hash !== `#/s/${id}`) history.replaceState(null, '', `#/s/${id}`);
   renderSession(ui.transcript, session);
@@ -117,6 +137,13 @@ async function selectSession(id) {
   if (session.pending) {
     // Reloaded (or switched back) mid-stream: follow the run from its first record.
     startFollowing(session.pending.streamId, textOf(session.pending.userMessage.content));
+    return;
+  }
+  const last = session.messages.at(-1);
+  if (last?.marker?.wording === 'pending-retry' && last.marker.runId) {
+    // Recovered while output may still arrive (F2): the run's stream ends once the marker
+    // is final, and the transcript is read again then.
+    startFollowing(last.marker.runId, null, { watchOnly: true });
   }
 }
 
@@ -135,19 +162,31 @@ async function newChat() {
 
 // ── Runs ───────────────────────────────────────────────────────────────────────────
 
-function startFollowing(runId, userText) {
+/**
+ * Follows a run; `userText` is null when its user turn is already on screen. A `watchOnly`
+ * follow (a recovered run whose marker is not final yet) does not hold the composer: the
+ * session already takes the next message.
+ */
+function startFollowing(runId, userText, { watchOnly = false } = {}) {
   const live = new LiveTurn(ui.transcript, userText);
   const sessionId = state.session.id;
   const follower = followRun({
     sessionId,
     runId,
     onRecord: (record) => live.apply(record),
-    onStatus: (status) =>
-      setStatus(status === 'live' ? 'Streaming…' : 'Connection lost — resuming from the journal…'),
+    onStatus: (status) => {
+      if (watchOnly) return;
+      setStatus(status === 'live' ? 'Streaming…' : 'Connection lost — resuming from the journal…');
+    },
     onEnd: (end) => void finishRun(sessionId, runId, end),
   });
-  state.run = { runId, follower, live };
+  state.run = { runId, follower, live, watchOnly };
   updateControls();
+}
+
+/** Whether a run of the current chat is streaming (a watch-only follow is not). */
+function isStreaming() {
+  return state.run !== null && !state.run.watchOnly;
 }
 
 function stopFollowing() {
@@ -162,7 +201,10 @@ async function finishRun(sessionId, runId, end) {
   const labels = {
     completed: '',
     'interrupted-by-user': 'Cancelled.',
-    'interrupted-by-crash': 'The run was interrupted; its output was recovered.',
+    'interrupted-by-crash':
+      end.reason === 'no-journal'
+        ? 'The run was interrupted before it sent anything.'
+        : 'The run was interrupted; its output was recovered.',
     errored: 'The run failed.',
   };
   setStatus(labels[end.terminalState] ?? (end.error ? end.error.message : ''));
@@ -182,6 +224,7 @@ async function finishRun(sessionId, runId, end) {
 }
 
 async function send(content) {
+  stopFollowing();
   if (state.session === null) {
     const { session } = await api('/sessions', { method: 'POST', body: {} });
     state.session = session;
@@ -203,12 +246,21 @@ async function send(content) {
 }
 
 async function cancel() {
-  if (state.run === null || state.session === null) return;
+  if (!isStreaming() || state.session === null) return;
+  const { runId } = state.run;
+  const sessionId = state.session.id;
   setStatus('Cancelling…');
-  await api(`/sessions/${state.session.id}/cancel`, {
+  const outcome = await api(`/sessions/${sessionId}/cancel`, {
     method: 'POST',
-    body: { runId: state.run.runId },
+    body: { runId },
   });
+  // Cancelled: the run's stream ends with its cancel record. Not cancelled: the run had
+  // ended already (finished, or recovered after a crash): show the chat as it stands.
+  if (outcome.cancelled || state.run?.runId !== runId) return;
+  const { session } = await api(`/sessions/${encodeURIComponent(sessionId)}`);
+  if (state.session?.id !== sessionId || session.pending?.streamId === runId) return;
+  await selectSession(sessionId);
+  setStatus('The run had already ended.');
 }
 
 async function undo() {
@@ -266,6 +318,19 @@ function scheduleMemoryRefresh() {
 
 // ── Sign-in and start ──────────────────────────────────────────────────────────────
 
+function signOut() {
+  storeToken(null);
+  clearChat();
+  state.sessions = [];
+  state.nextCursor = null;
+  renderSessionList();
+  ui.memoryList.replaceChildren();
+  ui.memoryEmpty.hidden = false;
+  history.replaceState(null, '', '#');
+  setStatus('');
+  openSignIn('Signed out.');
+}
+
 function openSignIn(message = '') {
   ui.signInError.textContent = message;
   if (!ui.signIn.open) ui.signIn.showModal();
@@ -275,6 +340,7 @@ function openSignIn(message = '') {
 async function start() {
   const info = await api('/info');
   ui.info.textContent = `agent: ${info.agent} · backend: ${info.backend} · auth: ${info.auth}`;
+  ui.signOut.hidden = info.auth !== 'token';
   if (info.auth === 'token' && !storedToken()) {
     openSignIn();
     return;
@@ -305,18 +371,19 @@ function guard(action) {
 ui.composer.addEventListener('submit', (event) => {
   event.preventDefault();
   const content = ui.input.value;
-  if (content.trim().length === 0 || state.run !== null) return;
+  if (content.trim().length === 0 || isStreaming()) return;
   void guard(send)(content);
 });
 ui.input.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     ui.composer.requestSubmit();
-  } else if (event.key === 'Escape' && state.run !== null) {
+  } else if (event.key === 'Escape' && isStreaming()) {
     void cancel().catch(showError);
   }
 });
 ui.cancel.addEventListener('click', () => void cancel().catch(showError));
+ui.signOut.addEventListener('click', signOut);
 ui.newChat.addEventListener('click', guard(newChat));
 ui.loadMore.addEventListener(
   'click',

@@ -20,7 +20,11 @@ function badge(text, className = '') {
   return element('span', `badge ${className}`.trim(), text);
 }
 
-export function messageItem(message) {
+/**
+ * One stored message. `partialBadge` is false for all but the last partial message of a
+ * run: a cancelled turn kept as reasoning plus answer is one partial answer, not two.
+ */
+export function messageItem(message, { partialBadge = true } = {}) {
   if (message.marker) return markerItem(message);
   const item = element('li', `message ${message.role}`);
   item.dataset.messageId = message.id;
@@ -31,7 +35,7 @@ export function messageItem(message) {
   }
   if (message.partial) {
     item.dataset.partial = 'true';
-    badges.append(badge('partial'));
+    if (partialBadge) badges.append(badge('partial'));
   }
   if (badges.childElementCount > 0) item.append(badges);
   if (message.reasoning) item.append(reasoningBlock(message.reasoning));
@@ -88,9 +92,17 @@ export function updateToolItem(item, call) {
     : '';
 }
 
-/** The stored transcript, with each tool call placed after the message it followed. */
+/**
+ * The stored transcript, with each tool call placed after the message it followed, opened
+ * at its latest message (where a conversation continues).
+ */
 export function renderSession(list, session) {
   list.replaceChildren();
+  const lastPartialOfRun = new Map();
+  for (const message of session.messages) {
+    if (message.partial) lastPartialOfRun.set(message.runId ?? message.id, message.id);
+  }
+  const partialBadges = new Set(lastPartialOfRun.values());
   const callsByMessage = new Map();
   const looseCalls = [];
   const messageIds = new Set(session.messages.map((message) => message.id));
@@ -109,10 +121,11 @@ export function renderSession(list, session) {
       list.append(toolItem(call));
       looseCalls.splice(looseCalls.indexOf(call), 1);
     }
-    list.append(messageItem(message));
+    list.append(messageItem(message, { partialBadge: partialBadges.has(message.id) }));
     for (const call of callsByMessage.get(message.id) ?? []) list.append(toolItem(call));
   }
   for (const call of looseCalls) list.append(toolItem(call));
+  list.scrollTop = list.scrollHeight;
 }
 
 /**
@@ -120,15 +133,18 @@ export function renderSession(list, session) {
  * arrive. Replaced by the stored transcript once the run ends.
  */
 export class LiveTurn {
+  /** `userText` is null when the user's turn is already on screen (a stored transcript). */
   constructor(list, userText) {
     this.list = list;
     this.items = [];
     this.lastText = null;
     this.lastReasoning = null;
     this.tools = new Map();
-    const user = messageItem({ id: 'live-user', role: 'user', content: userText });
-    user.classList.add('live');
-    this.add(user);
+    if (userText !== null) {
+      const user = messageItem({ id: 'live-user', role: 'user', content: userText });
+      user.classList.add('live');
+      this.add(user);
+    }
   }
 
   add(item) {
@@ -209,6 +225,9 @@ export function sessionListItem(summary, { current, live, onSelect }) {
   if (current) button.setAttribute('aria-current', 'page');
   const title = element('span', 'session-item-title');
   if (live) title.append(element('span', 'live-dot'));
+  // The index counts stored messages; a streaming turn's question is saved (E1) but held
+  // in the pending turn until the run ends.
+  const count = summary.messageCount + (summary.pending ? 1 : 0);
   title.append(document.createTextNode(summary.title || 'Untitled'));
   const when = new Date(summary.updatedAt).toLocaleString([], {
     dateStyle: 'short',
@@ -216,7 +235,11 @@ export function sessionListItem(summary, { current, live, onSelect }) {
   });
   button.append(
     title,
-    element('span', 'session-item-meta', `${summary.messageCount} messages · ${when}`),
+    element(
+      'span',
+      'session-item-meta',
+      `${count} ${count === 1 ? 'message' : 'messages'} · ${when}`,
+    ),
   );
   button.addEventListener('click', () => onSelect(summary.id));
   item.append(button);
@@ -226,10 +249,7 @@ export function sessionListItem(summary, { current, live, onSelect }) {
 export function memoryItem(record) {
   const item = element('li', 'memory-record');
   const when = new Date(record.extractedAt).toLocaleTimeString();
-  const turns =
-    record.fromGeneration === record.toGeneration
-      ? `turn ${record.toGeneration}`
-      : `turns ${record.fromGeneration}–${record.toGeneration}`;
+  const turns = `${record.turns} completed ${record.turns === 1 ? 'turn' : 'turns'}`;
   item.append(
     element(
       'div',

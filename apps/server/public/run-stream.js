@@ -37,7 +37,8 @@ export function followRun({ sessionId, runId, afterSequence = 0, onRecord, onEnd
             return;
           }
           const record = JSON.parse(value.data);
-          lastSequence = record.sequence;
+          // A run that left no journal ends with its marker, which has no sequence.
+          if (typeof record.sequence === 'number') lastSequence = record.sequence;
           backoffMs = 250;
           onRecord(record);
         }

@@ -1,6 +1,7 @@
 import { KeepsakeError } from '@keepsake/core';
 import { describeBackend } from './backends/backend-factory.js';
 import { loadConfig } from './config/load-config.js';
+import { describeListenError } from './listen-errors.js';
 import { createServer } from './server.js';
 
 /**
@@ -10,7 +11,17 @@ import { createServer } from './server.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const server = await createServer(config);
-  const url = await server.listen();
+  let url: string;
+  try {
+    url = await server.listen();
+  } catch (error) {
+    const problem = describeListenError(error, config);
+    if (problem === null) throw error;
+    console.error(problem);
+    // The stores opened before listening: close them (C2) before leaving.
+    await server.close();
+    process.exit(1);
+  }
   const auth = server.namespaces.openMode
     ? 'open mode — no tokens configured, one "default" namespace, loopback only (set KEEPSAKE_TOKENS to require tokens)'
     : `${config.auth.tokens.length} token(s)`;

@@ -1,17 +1,18 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fastifyRateLimit } from '@fastify/rate-limit';
 import { fastifySSE } from '@fastify/sse';
 import { fastifyStatic } from '@fastify/static';
 import { StoreClosedError } from '@keepsake/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Agent } from './agents/agent.js';
 import { createAgent } from './agents/create-agent.js';
-import { bearerToken, installAuthentication } from './auth/authenticate.js';
+import { installAuthentication } from './auth/authenticate.js';
 import type { ServerConfig } from './config/config-schema.js';
 import { ConnectionTracker } from './http/connection-tracker.js';
-import { installErrorHandling, RateLimitedError } from './http/error-mapping.js';
+import { answerFrameworkError, installErrorHandling } from './http/error-mapping.js';
+import { installJsonBodyParser } from './http/json-body.js';
+import { installRateLimiting } from './http/rate-limiting.js';
 import { DemoMemoryProvider } from './memory/demo-memory-provider.js';
 import { MemoryBoundary } from './memory/memory-boundary.js';
 import { ServerMetrics } from './metrics/server-metrics.js';
@@ -44,6 +45,9 @@ export interface KeepsakeServer {
   close(): Promise<ShutdownReport>;
 }
 
+/** Longer than any request line Node accepts (its default header limit is 16 KiB). */
+const MAX_PARAM_LENGTH = 64 * 1024;
+
 const publicDirectory = fileURLToPath(new URL('../public/', import.meta.url));
 const eventSourceParserDirectory = join(
   dirname(createRequire(import.meta.url).resolve('eventsource-parser/package.json')),
@@ -58,8 +62,11 @@ export async function createServer(
   const app = Fastify({
     logger: options.logger === false ? false : { level: config.server.logLevel },
     bodyLimit: config.server.bodyLimitBytes,
-    // Longer than any valid id (128), so an over-long id reaches validation and gets a 400.
-    routerOptions: { maxParamLength: 512 },
+    // Longer than any URL Node accepts (16 KiB of headers), so an over-long id always
+    // reaches validation and gets the same 400 on every method.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A malformed URL is answered in the server's error shape, not Fastify's.
+    frameworkErrors: answerFrameworkError,
     // SSE streams are long-lived: shutdown ends them itself, then closes idle keep-alives.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -76,7 +83,7 @@ export async function createServer(
   const onConflictRetry = (operation: string) => metrics.recordConflictRetry(operation);
 
   const connections = new ConnectionTracker(app.server);
-  installErrorHandling(app);
+  installErrorHandling(app, { bodyLimitBytes: config.server.bodyLimitBytes });
   app.addHook('onResponse', async (request, reply) => {
     metrics.recordHttpRequest(
       request.method,
@@ -96,18 +103,10 @@ export async function createServer(
 
   await app.register(
     async (api) => {
-      await api.register(fastifyRateLimit, {
-        max: config.server.rateLimit.max,
-        timeWindow: config.server.rateLimit.windowMs,
-        // Per token, so one noisy client cannot starve the others behind the same address.
-        keyGenerator: (request) => bearerToken(request) ?? request.ip,
-        // The plugin throws what this returns; the app's error handler formats it.
-        errorResponseBuilder: (_request, context) =>
-          new RateLimitedError(
-            `Rate limit of ${context.max} requests per ${context.after} exceeded; retry later`,
-          ),
-      });
+      // Before authentication: requests without a valid token are limited too (by address).
+      await installRateLimiting(api, registry, config.server.rateLimit);
       installAuthentication(api, registry);
+      installJsonBodyParser(api);
       api.get('/info', { config: { public: true } }, async () => ({
         auth: registry.openMode ? 'open' : 'token',
         agent: agent.name,
@@ -119,6 +118,7 @@ export async function createServer(
         maxMessageChars: config.server.maxMessageChars,
         pollIntervalMs: config.streaming.pollIntervalMs,
         recoveryProbeMs: Math.max(config.store.recoveryGraceMs, config.streaming.pollIntervalMs),
+        graceMs: config.store.recoveryGraceMs,
         streams,
         assertAcceptingRuns: () => {
           if (!state.acceptingRuns) throw new StoreClosedError('start a run');

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, launchBrowser, testOutputDirectory } from './helpers/browser.js';
-import { createSession, sendMessage } from './helpers/chat-flows.js';
+import { createSession, getSession, sendMessage } from './helpers/chat-flows.js';
 import { type ChildServer, startChildServer } from './helpers/child-server.js';
+import { createGatedAgent } from './helpers/gated-agent.js';
 import { readEvents } from './helpers/http-client.js';
-import { startTestServer, type TestServer } from './helpers/test-server.js';
+import { aliceToken, bobToken, startTestServer, type TestServer } from './helpers/test-server.js';
 
 let browser: Browser;
 let harness: TestServer;
@@ -102,10 +103,14 @@ describe('web demo in Chromium', () => {
     expect(await lastAnswer.textContent()).toMatch(/\.$/);
     expect(await page.locator('.marker').count()).toBe(1);
 
-    // A new chat is the memory boundary: the first chat's completed turn is extracted.
+    // A new chat is the memory boundary: the first chat's completed turn is extracted, and
+    // not the cancelled one.
     await page.getByRole('button', { name: '+ New chat' }).click();
     await page.locator('.memory-record').first().waitFor({ timeout: 10_000 });
-    expect(await page.locator('.memory-record').first().textContent()).toContain('I like hiking.');
+    const remembered = await page.locator('.memory-record').first().textContent();
+    expect(remembered).toContain('1 completed turn');
+    expect(remembered).toContain('Talked about: And what happens if I reload right now?');
+    expect(remembered).not.toContain('hiking');
     await page.locator('.session-item').nth(1).click();
     await page.locator('.marker.cancelled').waitFor();
     await page.screenshot({ path: join(testOutputDirectory, 'server-demo.png') });
@@ -117,7 +122,7 @@ describe('web demo in Chromium', () => {
     expect(await page.locator('#sidebar').isVisible()).toBe(true);
     await page.screenshot({ path: join(testOutputDirectory, 'server-demo-mobile.png') });
     await page.setViewportSize({ width: 1280, height: 800 });
-    expect(pageErrors).toEqual([]);
+    expect(pageErrors, pageErrors.join('\n')).toEqual([]);
   });
 });
 
@@ -166,6 +171,226 @@ describe('web demo after a crash', () => {
       'marker interrupted',
     );
     await page.screenshot({ path: join(testOutputDirectory, 'server-demo-recovered.png') });
-    expect(pageErrors).toEqual([]);
+    expect(pageErrors, pageErrors.join('\n')).toEqual([]);
+  });
+});
+
+/** The session id in a demo URL (`…/#/s/<id>`). */
+function sessionIdOf(url: string): string {
+  const match = /#\/s\/([A-Za-z0-9_-]+)$/.exec(url);
+  if (match?.[1] === undefined) throw new Error(`no session in ${url}`);
+  return match[1];
+}
+
+/** Whether the transcript is taller than its box and scrolled to its end. */
+function transcriptAtLatest(on: Page): Promise<boolean> {
+  return on.evaluate<boolean>(`(() => {
+    const transcript = document.getElementById('transcript');
+    return transcript.scrollHeight > transcript.clientHeight + 100 &&
+      transcript.scrollTop + transcript.clientHeight >= transcript.scrollHeight - 2;
+  })()`);
+}
+
+describe('the demo, as a user sees it', () => {
+  const gated = createGatedAgent();
+  let gatedHarness: TestServer;
+  let userPage: Page;
+  beforeAll(async () => {
+    gatedHarness = await startTestServer({ tokens: false, agent: gated.agent });
+    userPage = await browser.context.newPage();
+    userPage.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+  afterAll(async () => {
+    await userPage?.close();
+    await gatedHarness?.close();
+  });
+
+  const longAnswer = (topic: string) =>
+    `About ${topic}: ${'Durable sessions keep every word of an answer. '.repeat(30)}`;
+
+  /** Sends a question and waits for its live turn (the run is pending until the agent streams). */
+  async function ask(question: string) {
+    await userPage.locator('#composer-input').fill(question);
+    await userPage.locator('#send-button').click();
+    await userPage.locator('.message.user.live').waitFor();
+  }
+
+  /** Lets the agent answer in full; resolves once the stored transcript replaced the live turn. */
+  async function answer(text: string) {
+    gated.push({ type: 'reasoning', text: 'Let me think.' }, { type: 'token', text });
+    gated.finish();
+    await userPage.locator('.message.user.live').waitFor({ state: 'detached' });
+  }
+
+  // Each check is soft: on a demo that gets several of them wrong, one run names them all.
+  it('counts the streaming question, badges a cancelled turn once, remembers completed turns only, opens chats at the latest message', async () => {
+    await userPage.goto(gatedHarness.url);
+    await ask('I like tea.');
+    // The question is saved and its run is pending: the sidebar counts it.
+    const firstChat = userPage.locator('.session-item').first();
+    await firstChat.waitFor();
+    expect
+      .soft(await firstChat.locator('.session-item-meta').textContent())
+      .toMatch(/^1 message ·/);
+    await answer(longAnswer('tea'));
+
+    // A cancelled turn keeps its reasoning and its answer as partial output: one badge.
+    await ask('My name is Ada.');
+    gated.push(
+      { type: 'reasoning', text: 'Checking.' },
+      { type: 'tool', toolCallId: 'call_1', name: 'search_notes', args: { query: 'Ada' } },
+      { type: 'tool_result', toolCallId: 'call_1', result: { matches: 0 } },
+      { type: 'token', text: 'Partial answer' },
+    );
+    await userPage.locator('.message.assistant.streaming', { hasText: 'Partial answer' }).waitFor();
+    await userPage.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await userPage.locator('.marker.cancelled').waitFor();
+    expect(await userPage.locator('.message.assistant[data-partial="true"]').count()).toBe(2);
+    expect
+      .soft(await userPage.locator('.transcript .badge', { hasText: 'partial' }).count())
+      .toBe(1);
+
+    await ask('I prefer trains.');
+    await answer(longAnswer('trains'));
+    await ask('I live in Lisbon.');
+    await answer(longAnswer('Lisbon'));
+    expect.soft(await transcriptAtLatest(userPage), 'at the latest message after a run').toBe(true);
+
+    // A new chat commits the first one's memory: its three completed turns, not the cancelled one.
+    await userPage.getByRole('button', { name: '+ New chat' }).click();
+    const record = userPage.locator('.memory-record').first();
+    await record.waitFor({ timeout: 10_000 });
+    const remembered = await record.textContent();
+    expect.soft(remembered).toContain('3 completed turns');
+    expect.soft(remembered).toContain('I like tea.');
+    expect.soft(remembered).toContain('I prefer trains.');
+    expect.soft(remembered).toContain('I live in Lisbon.');
+    expect.soft(remembered).not.toContain('Ada');
+
+    // Opening a chat (sidebar, reload) shows its latest message.
+    await userPage.locator('.session-item', { hasText: 'I like tea.' }).click();
+    await userPage.locator('.message.assistant .bubble', { hasText: 'About Lisbon' }).waitFor();
+    expect.soft(await transcriptAtLatest(userPage), 'opened from the sidebar').toBe(true);
+    await userPage.reload();
+    await userPage.locator('.message.assistant .bubble', { hasText: 'About Lisbon' }).waitFor();
+    expect.soft(await transcriptAtLatest(userPage), 'opened by a reload').toBe(true);
+
+    // A link to a chat that does not exist says so and leaves no other chat on screen.
+    await userPage.evaluate(`location.hash = '#/s/no-such-chat'`);
+    await userPage.locator('#stream-status', { hasText: 'no-such-chat' }).waitFor();
+    expect.soft(await userPage.locator('#stream-status').textContent()).toContain('no chat');
+    expect.soft(await userPage.locator('#chat-title').textContent()).toBe('No chat selected');
+    expect.soft(await userPage.locator('.transcript > li').count()).toBe(0);
+    expect(pageErrors, pageErrors.join('\n')).toEqual([]);
+  });
+});
+
+describe('the demo in token mode', () => {
+  let tokenHarness: TestServer;
+  let tokenPage: Page;
+  beforeAll(async () => {
+    tokenHarness = await startTestServer({
+      config: { agent: { kind: 'scripted', tokenDelayMs: 0, answerWords: 5 } },
+    });
+    tokenPage = await browser.context.newPage();
+    tokenPage.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+  afterAll(async () => {
+    await tokenPage?.close();
+    await tokenHarness?.close();
+  });
+
+  async function signIn(token: string) {
+    await tokenPage.locator('#sign-in').waitFor();
+    await tokenPage.locator('#token-input').fill(token);
+    await tokenPage.getByRole('button', { name: 'Continue' }).click();
+    await tokenPage.locator('#sign-in').waitFor({ state: 'hidden' });
+  }
+
+  it('signs out: the token is forgotten and the next token sees only its own chats', async () => {
+    await tokenPage.goto(tokenHarness.url);
+    await signIn(aliceToken);
+    await tokenPage.locator('#composer-input').fill('Alice was here');
+    await tokenPage.locator('#send-button').click();
+    await tokenPage.locator('.session-item', { hasText: 'Alice was here' }).waitFor();
+
+    await tokenPage.getByRole('button', { name: 'Sign out' }).click();
+    await tokenPage.locator('#sign-in').waitFor();
+    expect(await tokenPage.evaluate(`localStorage.getItem('keepsake.token')`)).toBeNull();
+    expect(await tokenPage.locator('.session-item').count()).toBe(0);
+    expect(await tokenPage.locator('.transcript > li').count()).toBe(0);
+
+    await signIn(bobToken);
+    await expect.poll(() => tokenPage.locator('#sessions-empty').isVisible()).toBe(true);
+    expect(await tokenPage.locator('.session-item').count()).toBe(0);
+    expect(pageErrors, pageErrors.join('\n')).toEqual([]);
+  });
+});
+
+describe('web demo after a crash before the first token', () => {
+  let dataDirectory: string;
+  const children: ChildServer[] = [];
+  let crashPage: Page;
+  beforeAll(async () => {
+    dataDirectory = await mkdtemp(join(tmpdir(), 'keepsake-browser-first-record-'));
+    crashPage = await browser.context.newPage();
+    crashPage.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+  afterAll(async () => {
+    await crashPage?.close();
+    await Promise.all(children.map((child) => child.kill('SIGKILL')));
+    await rm(dataDirectory, { recursive: true, force: true });
+  });
+
+  it('E1, E6, F2: the open page resumes after the restart, a cancel then says the run ended, the final marker shows and the next message is taken', async () => {
+    const environment = {
+      KEEPSAKE_DATA_DIR: dataDirectory,
+      // The kill lands while the agent waits for its first token: the run leaves no journal.
+      KEEPSAKE_SCRIPTED_TOKEN_DELAY_MS: '10000',
+      // Long enough to press Cancel between the repair (a pending-retry marker) and the
+      // load that makes the marker final, one grace later (F2).
+      KEEPSAKE_RECOVERY_GRACE_MS: '2000',
+      KEEPSAKE_STREAM_POLL_MS: '50',
+    };
+    const first = await startChildServer(environment);
+    children.push(first);
+    await crashPage.goto(first.url);
+    await crashPage.locator('#composer-input').fill('Are you there?');
+    await crashPage.locator('#send-button').click();
+    await crashPage.locator('.message.user.live').waitFor();
+    await crashPage.locator('#cancel-button').waitFor();
+    await first.kill('SIGKILL');
+    // The same address, as a restarted server has: the page reconnects on its own.
+    const second = await startChildServer({ ...environment, PORT: new URL(first.url).port });
+    children.push(second);
+
+    // Once the turn is repaired, the run is over: a cancel says so instead of hanging.
+    await crashPage.locator('#stream-status', { hasText: 'Streaming' }).waitFor();
+    await expect
+      .poll(
+        async () =>
+          (await getSession(second.url, null, sessionIdOf(crashPage.url()))).messages.at(-1)?.marker
+            ?.wording,
+        { timeout: 15_000, interval: 50 },
+      )
+      .toBe('pending-retry');
+    await crashPage.locator('#cancel-button').click();
+    await crashPage.locator('#stream-status', { hasText: 'already ended' }).waitFor();
+    expect(await crashPage.locator('#send-button').isEnabled()).toBe(true);
+
+    // The page keeps watching the run until its marker is final.
+    const marker = crashPage.locator('.marker.interrupted[data-marker-wording="neutral"]');
+    await marker.waitFor({ timeout: 20_000 });
+    expect(await crashPage.locator('#stream-status').textContent()).toContain(
+      'interrupted before it sent anything',
+    );
+    expect(await crashPage.locator('#cancel-button').isHidden()).toBe(true);
+    expect(await crashPage.locator('.message.user', { hasText: 'Are you there?' }).count()).toBe(1);
+
+    await crashPage.locator('#composer-input').fill('Still there?');
+    await crashPage.locator('#send-button').click();
+    await crashPage.locator('.message.user.live', { hasText: 'Still there?' }).waitFor();
+    await crashPage.locator('#cancel-button').waitFor();
+    expect(pageErrors, pageErrors.join('\n')).toEqual([]);
   });
 });

@@ -13,7 +13,10 @@ declare module 'fastify' {
   }
 }
 
-/** The bearer token of a request, or null when there is none. */
+/**
+ * The bearer token of a request, or null when there is none. The scheme name is
+ * case-insensitive (RFC 7235 §2.1), so `bearer <token>` is accepted as well.
+ */
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;

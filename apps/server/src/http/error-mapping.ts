@@ -1,5 +1,6 @@
 import { KeepsakeError, type KeepsakeErrorCode } from '@keepsake/core';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ClientRequestError, quoteInput } from './client-errors.js';
 
 /** The body of every error response: a stable `code` to branch on and a message to show. */
 export interface ErrorBody {
@@ -37,16 +38,6 @@ const statusByCode: Record<KeepsakeErrorCode, number> = {
   journal_record_invalid: 500,
 };
 
-/** A request over the rate limit (thrown by @fastify/rate-limit, answered with 429). */
-export class RateLimitedError extends Error {
-  readonly statusCode = 429;
-  readonly code = 'rate_limited';
-  constructor(message: string) {
-    super(message);
-    this.name = 'RateLimitedError';
-  }
-}
-
 export function httpStatusOf(error: KeepsakeError): number {
   return statusByCode[error.code] ?? 500;
 }
@@ -55,12 +46,18 @@ export function errorBody(code: string, message: string, details?: unknown): Err
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 
+export interface ErrorHandlingOptions {
+  /** The configured body limit, named in a 413's message. */
+  bodyLimitBytes: number;
+}
+
 /**
- * One error handler for the whole app. Framework 4xx errors (bad JSON, body too large,
- * rate limit) keep their status with a clean body; anything unexpected is logged and
- * answered with a generic 500 that leaks no internals.
+ * One error handler for the whole app, so every error reply has the one shape
+ * `{ error: { code, message, details? } }`. Framework 4xx errors (bad JSON, body too large,
+ * wrong content type) keep their status with a message that says what to send instead;
+ * anything unexpected is logged and answered with a generic 500 that leaks no internals.
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions): void {
   app.setErrorHandler((error: FastifyError | KeepsakeError, request, reply) => {
     if (KeepsakeError.isInstance(error)) {
       const status = httpStatusOf(error);
@@ -68,18 +65,52 @@ export function installErrorHandling(app: FastifyInstance): void {
       if (status === 503) reply.header('retry-after', '1');
       return reply.code(status).send(errorBody(error.code, error.message, issuesOf(error)));
     }
+    if (error instanceof ClientRequestError) {
+      return reply.code(error.statusCode).send(errorBody(error.code, error.message));
+    }
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
     if (status >= 400 && status < 500) {
-      return reply.code(status).send(errorBody(frameworkCode(error, status), error.message));
+      const framework = describeFrameworkError(error, status, request, options);
+      return reply.code(framework.status).send(errorBody(framework.code, framework.message));
     }
     request.log.error({ err: error }, 'unexpected error');
     return reply.code(500).send(errorBody('internal_error', 'Internal server error'));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply
-      .code(404)
-      .send(errorBody('route_not_found', `No route for ${request.method} ${request.url}`));
+    reply.code(404).send(routeNotFound(request));
   });
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised before routing (a malformed URL), which
+ * would otherwise be answered in Fastify's own shape.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    reply
+      .code(400)
+      .send(
+        errorBody(
+          'bad_url',
+          `The URL ${quoteInput(request.url)} is malformed: a "%" must start a percent-escape of two hexadecimal digits`,
+        ),
+      );
+    return;
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    reply
+      .code(400)
+      .send(
+        errorBody('invalid_input', 'A path parameter is longer than any valid id (128 characters)'),
+      );
+    return;
+  }
+  request.log.error({ err: error }, 'unexpected framework error');
+  reply.code(500).send(errorBody('internal_error', 'Internal server error'));
 }
 
 /** Input errors carry their zod issues as `details`, so a client can point at the field. */
@@ -89,14 +120,39 @@ function issuesOf(error: KeepsakeError): unknown {
   return cause.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message }));
 }
 
-function frameworkCode(error: FastifyError, status: number): string {
-  if (status === 413) return 'body_too_large';
-  if (status === 415) return 'unsupported_media_type';
-  if (status === 429) return 'rate_limited';
-  if (
-    error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
-    error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-  )
-    return 'invalid_json';
-  return 'bad_request';
+function routeNotFound(request: FastifyRequest): ErrorBody {
+  return errorBody('route_not_found', `No route for ${request.method} ${quoteInput(request.url)}`);
+}
+
+/** The status, code and message of a framework 4xx, in words a client can act on. */
+function describeFrameworkError(
+  error: FastifyError,
+  status: number,
+  request: FastifyRequest,
+  options: ErrorHandlingOptions,
+): { status: number; code: string; message: string } {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        status: 413,
+        code: 'body_too_large',
+        message: `The body is larger than the limit of ${options.bodyLimitBytes} bytes (KEEPSAKE_BODY_LIMIT_BYTES)`,
+      };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return {
+        status: 415,
+        code: 'unsupported_media_type',
+        message: `The content type ${quoteInput(request.headers['content-type'] ?? '')} is not accepted: send the body as application/json`,
+      };
+    // @fastify/static refuses paths it cannot map to a file (non-canonical, too long): for
+    // a client there is simply nothing at that URL.
+    case 'FST_STATIC_FORBIDDEN_PATH':
+      return { status: 404, ...routeNotFound(request).error };
+    default:
+      return {
+        status,
+        code: status === 413 ? 'body_too_large' : status === 429 ? 'rate_limited' : 'bad_request',
+        message: error.message,
+      };
+  }
 }

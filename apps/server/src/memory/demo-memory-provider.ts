@@ -6,6 +6,8 @@ export interface MemoryRecord {
   fromGeneration: number;
   toGeneration: number;
   extractedAt: number;
+  /** Completed turns this batch read (a cancelled, failed or interrupted turn is not one). */
+  turns: number;
   /** Short statements taken from the user's messages. */
   items: string[];
 }
@@ -70,9 +72,10 @@ export class DemoMemoryProvider {
     context.signal.throwIfAborted();
     const key = `${namespace}/${context.sessionId}`;
     const seen = this.extracted.get(key) ?? new Set<string>();
-    const fresh = session.messages.filter(
-      (message) => message.role === 'user' && !seen.has(message.id),
+    const fresh = completedTurnQuestions(session.messages).filter(
+      (message) => !seen.has(message.id),
     );
+    if (fresh.length === 0) return;
     const items = fresh.flatMap(extractItems);
     for (const message of fresh) seen.add(message.id);
     this.extracted.set(key, seen);
@@ -82,10 +85,34 @@ export class DemoMemoryProvider {
       fromGeneration: context.fromGeneration,
       toGeneration: context.toGeneration,
       extractedAt: Date.now(),
+      turns: fresh.length,
       items,
     });
     this.recordsByNamespace.set(namespace, records);
   }
+}
+
+/**
+ * The user messages whose turn completed: answered by the assistant, with no marker (a
+ * cancel, a failure, a crash, the tool limit) ending the turn. A provider that remembers
+ * only completed turns never learns from an answer the user stopped or never got.
+ */
+export function completedTurnQuestions(messages: readonly Message[]): Message[] {
+  const questions: Message[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (message.role !== 'user') continue;
+    let answered = false;
+    let ended = false;
+    for (let next = index + 1; next < messages.length; next++) {
+      const reply = messages[next]!;
+      if (reply.role === 'user') break;
+      if (reply.marker !== undefined) ended = true;
+      else if (reply.role === 'assistant') answered = true;
+    }
+    if (answered && !ended) questions.push(message);
+  }
+  return questions;
 }
 
 function extractItems(message: Message): string[] {

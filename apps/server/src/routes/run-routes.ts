@@ -1,6 +1,7 @@
-import { NotFoundError } from '@keepsake/core';
+import { type JournalEventType, type Marker, NotFoundError } from '@keepsake/core';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../auth/authenticate.js';
+import { requireEventStream } from '../http/event-stream-accept.js';
 import { parseInput } from '../http/parse-input.js';
 import {
   cancelBody,
@@ -14,6 +15,7 @@ import type { Namespace } from '../namespaces/namespace-registry.js';
 import { retryOnConflict } from '../runs/conflict-retry.js';
 import { textOf } from '../runs/journal-events.js';
 import { type TailItem, tailJournal } from '../runs/journal-tail.js';
+import { loadRunStanding, type RunStanding } from '../runs/run-standing.js';
 import type { StreamRegistry } from '../runs/stream-registry.js';
 import { removeLastTurn } from '../transcript/turn-edits.js';
 
@@ -21,6 +23,8 @@ export interface RunRouteDependencies {
   maxMessageChars: number;
   pollIntervalMs: number;
   recoveryProbeMs: number;
+  /** The store's recovery grace (F1, F2). */
+  graceMs: number;
   streams: StreamRegistry;
   /** Refuses new runs once shutdown began (503). */
   assertAcceptingRuns: () => void;
@@ -50,13 +54,20 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
   });
 
   scope.get('/sessions/:sessionId/runs/:runId', async (request) => {
-    const { store } = namespaceOf(request);
+    const namespace = namespaceOf(request);
     const { sessionId, runId } = parseInput(runParams, request.params, 'path');
-    await assertRunKnown(namespaceOf(request), sessionId, runId);
-    return { run: await store.runSummary(sessionId, runId) };
+    const standing = await assertRunKnown(namespace, sessionId, runId);
+    const run = await namespace.store.runSummary(sessionId, runId);
+    // The journal says how the run went; the session says how its turn stands. A run that
+    // died before its first record has only the latter (`exists: false`, then a marker).
+    return {
+      run,
+      turn: describeTurn(standing ?? (await loadRunStanding(namespace.store, sessionId, runId))),
+    };
   });
 
-  scope.get('/sessions/:sessionId/runs/:runId/events', { sse: 'only' }, async (request, reply) => {
+  const sseRoute = { sse: 'only' as const, preHandler: requireEventStream };
+  scope.get('/sessions/:sessionId/runs/:runId/events', sseRoute, async (request, reply) => {
     const namespace = namespaceOf(request);
     const { sessionId, runId } = parseInput(runParams, request.params, 'path');
     const query = parseInput(eventsQuery, request.query, 'query');
@@ -69,6 +80,10 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
 
     const stream = dependencies.streams.open();
     reply.sse.onClose(() => stream.close());
+    // Commit the response now: a client sees the stream is open even while the run has
+    // nothing to send yet (a restart, a model slow to its first token).
+    reply.sse.sendHeaders();
+    reply.raw.write(`: run ${runId}\n\n`);
     try {
       await reply.sse.send(
         toSseMessages(
@@ -81,6 +96,7 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
             signal: stream.signal,
             pollIntervalMs: dependencies.pollIntervalMs,
             recoveryProbeMs: dependencies.recoveryProbeMs,
+            graceMs: dependencies.graceMs,
             isLocal: () => namespace.runs.isLocal(runId),
           }),
         ),
@@ -121,17 +137,49 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
 }
 
 /**
- * A run is known when it has a journal, is streamed here, or is its session's pending turn
- * (a run that has not appended yet). The journal is read again after the local check: a
- * local run that just ended has appended its terminal record by the time it is unlisted.
+ * Every run id the server handed out resolves until its session is deleted: a run is known
+ * when it has a journal, is streamed here, or its session names it (its pending turn, its
+ * marker, its messages or tool calls). A run that died before its first record has no
+ * journal, only that. The journal is read again after the local check: a local run that
+ * just ended has appended its terminal record by the time it is unlisted. Returns the
+ * session's standing when it had to be read.
  */
-async function assertRunKnown(namespace: Namespace, sessionId: string, runId: string) {
+async function assertRunKnown(
+  namespace: Namespace,
+  sessionId: string,
+  runId: string,
+): Promise<RunStanding | null> {
   const { store } = namespace;
-  if ((await store.runSummary(sessionId, runId)).exists || namespace.runs.isLocal(runId)) return;
-  if ((await store.runSummary(sessionId, runId)).exists) return;
-  const session = await store.load(sessionId, { refresh: true });
-  if (session.pending?.streamId !== runId) throw new NotFoundError(runId, 'run');
+  if ((await store.runSummary(sessionId, runId)).exists || namespace.runs.isLocal(runId)) {
+    return null;
+  }
+  if ((await store.runSummary(sessionId, runId)).exists) return null;
+  const standing = await loadRunStanding(store, sessionId, runId);
+  if (standing.kind === 'unknown') throw new NotFoundError(runId, 'run');
+  return standing;
 }
+
+/** How the session's turn stands for a run, for `GET …/runs/:runId`. */
+function describeTurn(standing: RunStanding): {
+  pending: boolean;
+  marker: Pick<Marker, 'type' | 'wording'> | null;
+} {
+  return {
+    pending: standing.kind === 'pending',
+    marker:
+      standing.kind === 'marker'
+        ? { type: standing.marker.type, wording: standing.marker.wording }
+        : null,
+  };
+}
+
+/** The event a marker stands for, named like the journal record that would have ended the run. */
+const eventTypeOfMarker: Record<Marker['type'], JournalEventType> = {
+  interrupted: 'interrupted',
+  cancelled: 'cancel',
+  errored: 'error',
+  'tool-limit': 'tool_limit',
+};
 
 type SseMessage = { id?: string; event: string; data: unknown };
 
@@ -149,6 +197,19 @@ async function* toSseMessages(items: AsyncIterable<TailItem>): AsyncGenerator<Ss
           eventId: record.eventId,
           at: record.at,
           data: record.data,
+        },
+      };
+    } else if (item.kind === 'marker') {
+      // No journal record stands behind it, so no id: a resume position is a sequence.
+      const type = eventTypeOfMarker[item.marker.type];
+      yield {
+        event: type,
+        data: {
+          sequence: null,
+          type,
+          eventId: null,
+          at: item.at,
+          data: { reason: 'no-journal', wording: item.marker.wording, message: item.text },
         },
       };
     } else {

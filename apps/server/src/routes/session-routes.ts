@@ -1,4 +1,4 @@
-import { NotFoundError } from '@keepsake/core';
+import { InvalidInputError, NotFoundError } from '@keepsake/core';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../auth/authenticate.js';
 import { parseInput } from '../http/parse-input.js';
@@ -24,10 +24,21 @@ export function registerSessionRoutes(
   scope.get('/sessions', async (request) => {
     const { store } = namespaceOf(request);
     const query = parseInput(listQuery, request.query, 'query');
-    return store.list({
-      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-      ...(query.limit !== undefined ? { limit: query.limit } : {}),
-    });
+    try {
+      return await store.list({
+        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+        ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      });
+    } catch (error) {
+      // The adapter's own words name its internals; a client needs to know what to send.
+      if (query.cursor !== undefined && InvalidInputError.isInstance(error)) {
+        throw new InvalidInputError(
+          'Invalid request query: cursor: not one this server returned; pass the nextCursor of a previous page, or no cursor for the first page',
+          { path: 'cursor', cause: error },
+        );
+      }
+      throw error;
+    }
   });
 
   scope.post('/sessions', async (request, reply) => {

@@ -1,17 +1,32 @@
 import {
   type JournalEventType,
   type JournalRecord,
+  type Marker,
   NotFoundError,
   type RunTerminalState,
   type SessionStore,
 } from '@keepsake/core';
 import type { JournalWaker } from './journal-waker.js';
+import { loadRunStanding, type RunStanding, terminalStateOfMarker } from './run-standing.js';
 
 export type TailItem =
   | { kind: 'record'; record: JournalRecord }
+  /** The run ended without a journal (it died before its first record): its final marker. */
+  | { kind: 'marker'; marker: Marker; text: string; at: number }
   | { kind: 'end'; reason: TailEndReason; terminalState: RunTerminalState | null };
 
-export type TailEndReason = 'terminal' | 'session-deleted' | 'journal-gap';
+/**
+ * - `terminal`: the journal's terminal record was streamed;
+ * - `no-journal`: the run left no journal, and its session's marker for it is final;
+ * - `session-deleted`: the session is gone;
+ * - `journal-gap`, `journal-damaged`: the journal cannot be read past a point (E3, E2).
+ */
+export type TailEndReason =
+  | 'terminal'
+  | 'no-journal'
+  | 'session-deleted'
+  | 'journal-gap'
+  | 'journal-damaged';
 
 export interface TailOptions {
   store: SessionStore;
@@ -26,9 +41,12 @@ export interface TailOptions {
   /**
    * With no new record for this long, and the run not streamed here, the tail loads the
    * session: a run whose process died is then recovered (F1), which appends its
-   * interrupted record, which ends this tail.
+   * interrupted record, which ends this tail. Also the longest wait between two looks at
+   * the session of a run that has no journal.
    */
   recoveryProbeMs: number;
+  /** The store's `recovery.graceMs`: how long after a pending-retry marker a load makes it final (F2). */
+  graceMs: number;
   /** Whether this process streams the run (no recovery probe is needed then). */
   isLocal(): boolean;
 }
@@ -56,11 +74,20 @@ const stateByType: Partial<Record<JournalEventType, RunTerminalState>> = {
  * source of truth: a tail reads the same records whether the run is streamed by this
  * process (woken at once by the store's append events), by another process on the same
  * backend (found by polling), or by nobody any more (recovered, then ended).
+ *
+ * A run that died before its first record has no journal, and recovery has no journal to
+ * append its interrupted record to. Its session says how it stands instead: the tail
+ * looks at it on a bounded interval (each look is a load, which is what moves recovery
+ * on, F1 then F2) and ends with the marker once that is final, so no client is left
+ * waiting for a journal that will never come.
  */
 export async function* tailJournal(options: TailOptions): AsyncGenerator<TailItem> {
   const { store, waker, sessionId, runId, signal } = options;
   let after = options.afterSequence;
   let lastProgressAt = Date.now();
+  // A run without a journal is looked up in its session at once (a reconnect after the
+  // marker became final ends straight away), then on the schedule `nextLookAt` returns.
+  let sessionLookAt = 0;
   while (!signal.aborted) {
     const watch = waker.watch(sessionId, runId);
     try {
@@ -81,8 +108,9 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
         lastProgressAt = Date.now();
         continue;
       }
-      if (result.gap !== null) {
-        yield { kind: 'end', reason: 'journal-gap', terminalState: null };
+      if (result.gap !== null || result.invalidRecord !== null) {
+        const reason = result.gap !== null ? 'journal-gap' : 'journal-damaged';
+        yield { kind: 'end', reason, terminalState: null };
         return;
       }
       const summary = await store.runSummary(sessionId, runId);
@@ -90,9 +118,23 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
         yield { kind: 'end', reason: 'terminal', terminalState: summary.terminalState };
         return;
       }
-      if (!options.isLocal() && Date.now() - lastProgressAt >= options.recoveryProbeMs) {
+      const local = options.isLocal();
+      if (!summary.exists && !local && Date.now() >= sessionLookAt) {
+        const standing = await standingOrDeleted(store, sessionId, runId);
+        if (standing === null) {
+          yield { kind: 'end', reason: 'session-deleted', terminalState: null };
+          return;
+        }
+        const ending = endingWithoutJournal(standing);
+        if (ending !== null) {
+          yield* ending;
+          return;
+        }
+        sessionLookAt = nextLookAt(standing, options);
         lastProgressAt = Date.now();
-        if (!(await probeForRecovery(store, sessionId))) {
+      } else if (!local && Date.now() - lastProgressAt >= options.recoveryProbeMs) {
+        lastProgressAt = Date.now();
+        if ((await standingOrDeleted(store, sessionId, runId)) === null) {
           yield { kind: 'end', reason: 'session-deleted', terminalState: null };
           return;
         }
@@ -105,15 +147,62 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
   }
 }
 
-/** Loading is what triggers recovery of a dead run (F1); false when the session is gone. */
-async function probeForRecovery(store: SessionStore, sessionId: string): Promise<boolean> {
+/** Loading is what triggers recovery of a dead run (F1, F2); null when the session is gone. */
+async function standingOrDeleted(
+  store: SessionStore,
+  sessionId: string,
+  runId: string,
+): Promise<RunStanding | null> {
   try {
-    await store.load(sessionId, { refresh: true });
-    return true;
+    return await loadRunStanding(store, sessionId, runId);
   } catch (error) {
-    if (NotFoundError.isInstance(error)) return false;
+    if (NotFoundError.isInstance(error)) return null;
     throw error;
   }
+}
+
+/** The last items of a tail whose run has no journal, or null while it may still get one. */
+function endingWithoutJournal(standing: RunStanding): TailItem[] | null {
+  switch (standing.kind) {
+    case 'pending':
+      return null;
+    case 'marker':
+      if (!standing.final) return null;
+      return [
+        {
+          kind: 'marker',
+          marker: standing.marker,
+          text: typeof standing.message.content === 'string' ? standing.message.content : '',
+          at: standing.message.createdAt,
+        },
+        {
+          kind: 'end',
+          reason: 'no-journal',
+          terminalState: terminalStateOfMarker(standing.marker),
+        },
+      ];
+    // Ended without a journal and without a marker (or undone since): nothing will come.
+    case 'ended':
+    case 'unknown':
+      return [{ kind: 'end', reason: 'no-journal', terminalState: null }];
+  }
+}
+
+/**
+ * When to look at the session again. A pending-retry marker becomes final on the first
+ * load once `graceMs` has passed since it was written (F2): look right then. Otherwise (a
+ * pending turn, live elsewhere or not yet recovered) after the recovery probe interval.
+ * Never sooner than the poll interval, never later than the probe interval.
+ */
+function nextLookAt(standing: RunStanding, options: TailOptions): number {
+  const now = Date.now();
+  const earliest = now + options.pollIntervalMs;
+  const latest = now + options.recoveryProbeMs;
+  if (standing.kind === 'marker' && standing.marker.retry !== undefined) {
+    const finalAt = standing.marker.retry.firstSeenAt + options.graceMs;
+    return Math.min(latest, Math.max(earliest, finalAt));
+  }
+  return latest;
 }
 
 function waitForChange(changed: Promise<void>, timeoutMs: number, signal: AbortSignal) {

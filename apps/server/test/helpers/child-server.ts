@@ -19,6 +19,42 @@ export interface ChildServer {
  * once it printed its URL. Crash tests SIGKILL it; shutdown tests SIGTERM it.
  */
 export async function startChildServer(env: Record<string, string>): Promise<ChildServer> {
+  const { child, output, exited } = spawnServer(env);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output());
+      if (match) {
+        child.stdout?.off('data', onData);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout?.on('data', onData);
+    void exited.then(({ code }) =>
+      reject(new Error(`server exited (${code}) before listening:\n${output()}`)),
+    );
+  });
+  return {
+    url,
+    process: child,
+    output,
+    exited,
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs `src/main.ts` until it exits by itself (a server that cannot start). */
+export async function runChildServerToExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const { output, exited } = spawnServer(env);
+  const { code } = await exited;
+  return { code, output: output() };
+}
+
+function spawnServer(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: serverDirectory,
     env: {
@@ -43,27 +79,5 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
   }));
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        child.stdout.off('data', onData);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout.on('data', onData);
-    void exited.then(({ code }) =>
-      reject(new Error(`server exited (${code}) before listening:\n${output}`)),
-    );
-  });
-  return {
-    url,
-    process: child,
-    output: () => output,
-    exited,
-    async kill(signal) {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
+  return { child, output: () => output, exited };
 }

@@ -57,6 +57,8 @@ export interface SseEvent {
 export interface ReadEventsOptions {
   token?: string | null;
   lastEventId?: number;
+  /** Sent as well (an Accept header to negotiate with, for instance). */
+  headers?: Record<string, string>;
   /** Stop (and disconnect) once this returns true for an event. */
   until?: (event: SseEvent, events: SseEvent[]) => boolean;
   signal?: AbortSignal;
@@ -78,7 +80,7 @@ export async function readEvents(
 ): Promise<ReadEventsResult> {
   const controller = new AbortController();
   options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
-  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.lastEventId !== undefined) headers['last-event-id'] = String(options.lastEventId);
   const response = await fetch(url, { headers, signal: controller.signal });
