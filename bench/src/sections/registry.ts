@@ -5,6 +5,7 @@ import { memorySection } from './fs/memory.js';
 import { pacedStreamsSection } from './fs/paced-streams.js';
 import { recoverySection } from './fs/recovery.js';
 import type { Section } from './section.js';
+import { serverLoadSection } from './server/server-load.js';
 
 /**
  * Every section, in report order. Redis and S3 sections go in `sections/redis/` and
@@ -18,4 +19,5 @@ export const sections: readonly Section[] = [
   flushAllSection,
   recoverySection,
   memorySection,
+  serverLoadSection,
 ];
