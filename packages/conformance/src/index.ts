@@ -26,7 +26,12 @@ export {
   type Fault,
   RecordingFaultInjectingAdapter,
 } from './harness/recording-fault-injecting-adapter.js';
-export type { AreaName, ConformanceInitializer, ConformanceOptions } from './types.js';
+export type {
+  AreaName,
+  BackendFaultTarget,
+  ConformanceInitializer,
+  ConformanceOptions,
+} from './types.js';
 
 /** Every area, in contract order, with the spec file that registers its tests. */
 const AREAS: ReadonlyArray<readonly [AreaName, SpecDefinition]> = [
@@ -91,7 +96,10 @@ export const memoryLifecycle = area('memoryLifecycle');
 /** H1–H3: declared capabilities and gaps, keys that work together, migration. */
 export const capabilities = area('capabilities');
 
-/** C3 (and B4–B8) by property: random operation sequences against a simple model. */
+/**
+ * Randomized, model-based: many sessions, streams, locks, renames, faults and restarts at
+ * once, every result checked against a reference model (C3, C4, D2, E2, B2 and more).
+ */
 export const modelBased = area('modelBased');
 
 /** A1, A3, A4, B3–B5, B7, E1, E2, E5, E6 by property: generated bad input is refused, typed, and changes nothing. */

@@ -24,7 +24,24 @@ export interface ConformanceInitializer {
    * reported as a declared gap.
    */
   removeIndex?(namespace: string): Promise<void>;
+  /**
+   * Optional FAULT INJECTION inside the backend, below the adapter interface: the next I/O
+   * the adapter makes for `target` in `namespace` (its session documents or its session
+   * index) fails once with a transient error (EIO, a dropped connection). The model-based
+   * section (B2) then checks that a fault inside the adapter reaches the application as a
+   * typed rejection of the one call that met it, or not at all, never as an unhandled
+   * rejection, and that the call reports what actually happened. Returns a function that
+   * removes the fault if nothing met it, or null when this backend cannot inject it;
+   * without the hook those runs skip the fault.
+   */
+  injectBackendFault?(
+    namespace: string,
+    target: BackendFaultTarget,
+  ): (() => void) | null | Promise<(() => void) | null>;
 }
+
+/** Where `injectBackendFault` makes the backend fail. */
+export type BackendFaultTarget = 'documents' | 'index';
 
 /** The groups of clauses, one export each. */
 export type AreaName =
@@ -56,7 +73,9 @@ export interface ConformanceOptions {
    */
   testTimeoutMs?: number;
   /**
-   * Random operation sequences the model-based test tries; raise it for a soak run.
+   * Runs of each model-based test (random programs of concurrent operations checked
+   * against a reference model); raise it for a soak run. The environment variable
+   * KEEPSAKE_MODEL_RUNS overrides it (see the README's model-based section).
    * @default 20
    */
   modelRuns?: number;

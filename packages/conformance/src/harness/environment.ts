@@ -6,7 +6,7 @@ import {
   type SessionStoreOptions,
   type StorageAdapter,
 } from '@keepsake/core';
-import type { ConformanceInitializer } from '../types.js';
+import type { BackendFaultTarget, ConformanceInitializer } from '../types.js';
 import { RecordingFaultInjectingAdapter } from './recording-fault-injecting-adapter.js';
 
 /** What every test of one suite shares: the initializer and the adapter's declarations. */
@@ -18,6 +18,8 @@ export interface SuiteContext {
   /** Whether the adapter implements the optional `readQuarantined` primitive (A2). */
   readonly readsQuarantined: boolean;
   readonly modelRuns: number;
+  /** The suite's `testTimeoutMs` (the model-based tests scale their own timeout from it). */
+  readonly testTimeoutMs: number;
 }
 
 /** Store options a test may set; the adapter and (by default) the clock come from the environment. */
@@ -148,6 +150,18 @@ export class TestEnvironment {
   ): Promise<OpenedStore> {
     await this.crash(opened);
     return this.openStore(overrides, opened.namespace);
+  }
+
+  /**
+   * FAULT INJECTION inside the backend, when the initializer offers it
+   * (`injectBackendFault`): the next I/O for `target` fails once. Returns the function that
+   * removes the fault, or null when the backend cannot inject it.
+   */
+  async injectBackendFault(
+    target: BackendFaultTarget,
+    namespace = this.namespace,
+  ): Promise<(() => void) | null> {
+    return (await this.context.initializer.injectBackendFault?.(namespace, target)) ?? null;
   }
 
   /** A graceful restart: close the store (flush, drain), then open a new one. */

@@ -59,6 +59,13 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
   private clock = 0;
   private severed = false;
   /**
+   * Optional scheduling point before every primitive (the model-based section hands it to
+   * fast-check's scheduler, which then decides the order in which racing store calls reach
+   * the backend). Unset, calls go straight through.
+   */
+  interleave: ((method: AdapterMethod, args: readonly unknown[]) => Promise<void>) | undefined =
+    undefined;
+  /**
    * Optional primitive: present on the proxy only when the wrapped adapter has it, so a
    * test asking whether the adapter offers it gets the adapter's answer (`declare`: no own
    * property unless assigned).
@@ -143,6 +150,7 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
   }
 
   private async dispatch(method: AdapterMethod, args: unknown[]): Promise<unknown> {
+    if (this.interleave !== undefined && method !== 'close') await this.interleave(method, args);
     if (this.severed && method !== 'close') {
       throw new BackendUnavailableError(this.name, 'the process that owned this adapter is gone');
     }

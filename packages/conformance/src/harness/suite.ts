@@ -11,7 +11,17 @@ export interface SpecRegistrar {
    * key ("C3:restart") that an adapter can name in a declared gap. The test's name
    * begins with the clause id and a colon, so `vitest -t "B4:"` selects the clause.
    */
-  test(id: string, title: string, body: (env: TestEnvironment) => Promise<void>): void;
+  test(
+    id: string,
+    title: string,
+    body: (env: TestEnvironment) => Promise<void>,
+    options?: TestOptions,
+  ): void;
+}
+
+export interface TestOptions {
+  /** This test's own timeout (the model-based tests scale theirs with the run count). */
+  timeoutMs?: number;
 }
 
 export type SpecDefinition = (suite: SpecRegistrar) => void;
@@ -44,6 +54,7 @@ export function registerConformanceSuite(
       capabilities: probe.capabilities,
       readsQuarantined: typeof probe.readQuarantined === 'function',
       modelRuns: options.modelRuns ?? DEFAULT_MODEL_RUNS,
+      testTimeoutMs: options.testTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
     await probe.close();
     await initializer.destroyAdapter?.(probe);
@@ -75,7 +86,7 @@ function createRegistrar(
   const timeout = options.testTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   return {
     context,
-    test(id, title, body) {
+    test(id, title, body, testOptions = {}) {
       const clause = clauseOf(id);
       if (options.clauses !== undefined && !options.clauses.includes(clause)) return;
       const gap = context.capabilities.gaps.find(
@@ -98,7 +109,7 @@ function createRegistrar(
       }
       tests.push({
         name: `${clause}: ${title}`,
-        timeout,
+        timeout: testOptions.timeoutMs ?? timeout,
         fn: async () => {
           const env = new TestEnvironment(context);
           let failed = false;

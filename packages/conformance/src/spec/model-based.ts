@@ -1,237 +1,110 @@
-import {
-  AlreadyExistsError,
-  NotFoundError,
-  type Session,
-  ShrinkRefusedError,
-} from '@keepsake/core';
-import fc from 'fast-check';
-import { expect } from 'vitest';
-import { type OpenedStore, TestEnvironment } from '../harness/environment.js';
-import { contentsOf, expectTypedError, textMessage } from '../harness/fixtures.js';
-import type { SpecRegistrar } from '../harness/suite.js';
-
 /**
- * The model: what each session holds in the live store (`working`) and what is stored
- * (`persisted`). Deliberately simple, so a disagreement points at the store.
+ * The model-based section: randomized, seeded, shrinking properties that drive many
+ * sessions and runs at once through the public API and compare every result with a small
+ * reference model (files in ./model/, see model/program.ts for the map). Each test draws
+ * from one profile of operations and is named by the clause it leans on; the clauses each
+ * one checks are listed in its title.
  */
-interface Model {
-  sessions: Map<string, { working: string[]; persisted: string[] }>;
+import fc from 'fast-check';
+import { TestEnvironment } from '../harness/environment.js';
+import type { SpecRegistrar } from '../harness/suite.js';
+import { type ProfileName, programs } from './model/arbitraries.js';
+import { checkWithBoundedShrinking } from './model/check-property.js';
+import { describeProgram, type Program } from './model/program.js';
+import { runProgram } from './model/run-program.js';
+import { defineSequentialModel } from './model/sequential-commands.js';
+import { type ModelSettings, modelSettings } from './model/settings.js';
+
+interface RandomizedTest {
+  /** Clause id with the key an adapter can name in a declared gap. */
+  readonly id: string;
+  readonly profile: ProfileName;
+  readonly title: string;
 }
 
-interface Real {
-  env: TestEnvironment;
-  opened: OpenedStore;
-  ids: readonly string[];
-}
-
-type Command = fc.AsyncCommand<Model, Real>;
-
-const text = fc.string({ minLength: 1, maxLength: 12 });
-const texts = fc.array(text, { minLength: 1, maxLength: 3 });
-const slot = fc.nat({ max: 1 });
-
-class CreateCommand implements Command {
-  constructor(
-    readonly slot: number,
-    readonly contents: string[],
-  ) {}
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    const messages = this.contents.map((content) => textMessage(real.env, 'user', content));
-    if (model.sessions.has(id)) {
-      await expectTypedError(real.opened.store.create({ id, messages }), AlreadyExistsError);
-      return;
-    }
-    await real.opened.store.create({ id, messages });
-    model.sessions.set(id, { working: [...this.contents], persisted: [...this.contents] });
-  }
-  toString = () => `create(${this.slot}, ${JSON.stringify(this.contents)})`;
-}
-
-class AppendCommand implements Command {
-  constructor(
-    readonly slot: number,
-    readonly contents: string[],
-  ) {}
-  check = (model: Readonly<Model>) => model.sessions.size > 0;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    const state = model.sessions.get(id);
-    if (state === undefined) return;
-    const session = await real.opened.store.load(id);
-    for (const content of this.contents)
-      session.messages.push(textMessage(real.env, 'assistant', content));
-    state.working.push(...this.contents);
-  }
-  toString = () => `append(${this.slot}, ${JSON.stringify(this.contents)})`;
-}
-
-class SaveCommand implements Command {
-  constructor(
-    readonly slot: number,
-    readonly fsync: boolean,
-  ) {}
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    const state = model.sessions.get(id);
-    if (state === undefined) return;
-    await real.opened.store.save(await real.opened.store.load(id), { fsync: this.fsync });
-    state.persisted = [...state.working];
-  }
-  toString = () => `save(${this.slot}, fsync: ${this.fsync})`;
-}
-
-class UndoCommand implements Command {
-  constructor(
-    readonly slot: number,
-    readonly count: number,
-  ) {}
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    const state = model.sessions.get(id);
-    if (state === undefined || state.working.length === 0) return;
-    const session = await real.opened.store.load(id);
-    session.messages.splice(-this.count, this.count);
-    state.working.splice(-this.count, this.count);
-    await real.opened.store.save(session, { allowShrink: true });
-    state.persisted = [...state.working];
-  }
-  toString = () => `undo(${this.slot}, ${this.count})`;
-}
-
-/** Removes a stored message without allowShrink: refused, then put back (B5). */
-class RefusedShrinkCommand implements Command {
-  constructor(readonly slot: number) {}
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    const state = model.sessions.get(id);
-    if (state === undefined || state.persisted.length === 0) return;
-    const session: Session = await real.opened.store.load(id);
-    const [removed] = session.messages.splice(0, 1);
-    await expectTypedError(real.opened.store.save(session), ShrinkRefusedError);
-    session.messages.splice(0, 0, removed!);
-  }
-  toString = () => `refusedShrink(${this.slot})`;
-}
-
-class DeleteCommand implements Command {
-  constructor(readonly slot: number) {}
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    expect(await real.opened.store.delete(id)).toBe(model.sessions.has(id));
-    model.sessions.delete(id);
-  }
-  toString = () => `delete(${this.slot})`;
-}
-
-/** A graceful restart: close() flushes what is in memory, a new store opens. */
-class ReloadCommand implements Command {
-  check = () => true;
-  async run(model: Model, real: Real) {
-    await real.env.closeStore(real.opened);
-    real.opened = await real.env.openStore();
-    for (const state of model.sessions.values()) state.persisted = [...state.working];
-  }
-  toString = () => 'reload()';
-}
-
-/** The process dies (the machine does not): a new store sees what was saved. */
-class KillCommand implements Command {
-  check = () => true;
-  async run(model: Model, real: Real) {
-    real.env.killProcess(real.opened);
-    real.opened = await real.env.openStore();
-    for (const state of model.sessions.values()) state.working = [...state.persisted];
-  }
-  toString = () => 'kill()';
-}
-
-class LoadCommand implements Command {
-  constructor(readonly slot: number) {}
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const id = real.ids[this.slot]!;
-    const state = model.sessions.get(id);
-    if (state === undefined) {
-      await expectTypedError(real.opened.store.load(id), NotFoundError);
-      return;
-    }
-    expect(contentsOf(await real.opened.store.load(id))).toEqual(state.working);
-  }
-  toString = () => `load(${this.slot})`;
-}
-
-class ListCommand implements Command {
-  check = () => true;
-  async run(model: Model, real: Real) {
-    const { sessions } = await real.opened.store.list({ limit: 1000 });
-    const listed = sessions
-      .filter((entry) => real.ids.includes(entry.id))
-      .map((entry) => [entry.id, entry.messageCount] as const)
-      .sort();
-    const expected = [...model.sessions.entries()]
-      .map(([id, state]) => [id, state.persisted.length] as const)
-      .sort();
-    expect(listed).toEqual(expected);
-  }
-  toString = () => 'list()';
-}
-
-const create = fc
-  .tuple(slot, fc.array(text, { maxLength: 3 }))
-  .map(([at, contents]) => new CreateCommand(at, contents));
-const append = fc.tuple(slot, texts).map(([at, contents]) => new AppendCommand(at, contents));
-const save = fc.tuple(slot, fc.boolean()).map(([at, fsync]) => new SaveCommand(at, fsync));
-
-/** Creates, appends and saves are listed more than once: they make the other commands bite. */
-const commands = [
-  create,
-  create,
-  append,
-  append,
-  append,
-  save,
-  save,
-  fc.tuple(slot, fc.integer({ min: 1, max: 2 })).map(([at, count]) => new UndoCommand(at, count)),
-  slot.map((at) => new RefusedShrinkCommand(at)),
-  slot.map((at) => new DeleteCommand(at)),
-  slot.map((at) => new LoadCommand(at)),
-  fc.constant(new ReloadCommand()),
-  fc.constant(new KillCommand()),
-  fc.constant(new ListCommand()),
+const RANDOMIZED: readonly RandomizedTest[] = [
+  {
+    id: 'C4:model',
+    profile: 'sessions',
+    title:
+      'model-based: random concurrent sessions with a tiny cache: held objects stay the live session through evictions and every edit is kept; copies, stale objects and summary spreads are accepted or refused as B4/B5 say, and a refused save changes nothing (B4, B5, B8, C1, C3, C4)',
+  },
+  {
+    id: 'E2:model',
+    profile: 'streams',
+    title:
+      'model-based: random concurrent streams at every journal durability: each stored answer is exactly the tokens whose append resolved, with the question and its attachments, after complete, cancel, fail, a restart or crash recovery (E1, E2, E5, E6, F1, C3)',
+  },
+  {
+    id: 'D2:model',
+    profile: 'locks',
+    title:
+      'model-based: random withLock holders racing renames and saves: never two holders of one lock, also across a pending or finished rename; parents keep their transcript (D1, D2, B7)',
+  },
+  {
+    id: 'B2:model',
+    profile: 'faults',
+    title:
+      'model-based: random transient backend faults (EIO) during saves, creates, loads, deletes, renames and streams: a failed call is a typed error and changes nothing, its retry succeeds, nothing acknowledged is lost, flushAll and close report no failure (B1, B2, B3, B4, C1, E2, E5, E6)',
+  },
+  {
+    id: 'C3:model',
+    profile: 'everything',
+    title:
+      'model-based: random concurrent mix of every operation, faults and restarts: a fresh store always sees what the model acknowledged, and no rejection goes unhandled (A–F)',
+  },
 ];
 
 export function defineModelBased(suite: SpecRegistrar): void {
-  suite.test(
-    'C3:model',
-    'model-based: random create/append/save/undo/reload/delete/list sequences match a simple model',
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.commands(commands, { maxCommands: 40, size: 'large' }),
-          async (sequence) => {
-            const env = new TestEnvironment(suite.context);
-            try {
-              const ids = [env.id('model'), env.id('model')];
-              const real: Real = { env, opened: await env.openStore(), ids };
-              const model: Model = { sessions: new Map() };
-              await fc.asyncModelRun(() => ({ model, real }), sequence);
-              // Whatever happened, a graceful restart sees exactly what the model holds.
-              await new ReloadCommand().run(model, real);
-              for (let at = 0; at < ids.length; at++) await new LoadCommand(at).run(model, real);
-              await new ListCommand().run(model, real);
-            } finally {
-              await env.dispose();
-            }
-          },
-        ),
-        { numRuns: suite.context.modelRuns },
-      );
+  const settings = (): ModelSettings =>
+    modelSettings(suite.context.modelRuns, suite.context.testTimeoutMs);
+  defineSequentialModel(suite, settings);
+  for (const test of RANDOMIZED) {
+    suite.test(test.id, test.title, () => checkProfile(suite, test, settings()), {
+      timeoutMs: settings().timeoutMs,
+    });
+  }
+}
+
+async function checkProfile(
+  suite: SpecRegistrar,
+  test: RandomizedTest,
+  settings: ModelSettings,
+): Promise<void> {
+  const property = fc.asyncProperty(
+    programs(test.profile, settings.size).map(printable),
+    fc.scheduler(),
+    async (program, scheduler) => {
+      const env = new TestEnvironment(suite.context);
+      let passed = false;
+      try {
+        await runProgram(env, program, scheduler);
+        passed = true;
+      } finally {
+        // A failed run's own error matters more than its cleanup.
+        if (passed) await env.dispose();
+        else await env.dispose().catch(() => undefined);
+      }
     },
   );
+  const details = await checkWithBoundedShrinking(property, settings);
+  if (!details.failed) return;
+  const clause = test.id.split(':')[0];
+  const error = details.errorInstance;
+  throw new Error(
+    [
+      fc.defaultReportMessage(details),
+      `What failed in the shrunk counterexample:\n${error instanceof Error ? error.message : String(error)}`,
+      `Reproduce this counterexample:\n  KEEPSAKE_MODEL_SEED=${details.seed} KEEPSAKE_MODEL_PATH=${details.counterexamplePath ?? ''} vitest run -t "${clause}: model-based"`,
+    ].join('\n\n'),
+    { cause: error },
+  );
+}
+
+/** Programs print as a readable plan in counterexamples. */
+function printable(program: Program): Program {
+  return Object.defineProperty({ ...program }, fc.toStringMethod, {
+    value: () => describeProgram(program),
+    enumerable: false,
+  });
 }
