@@ -4,6 +4,7 @@ import { journalAppendSection } from './fs/journal-append.js';
 import { memorySection } from './fs/memory.js';
 import { pacedStreamsSection } from './fs/paced-streams.js';
 import { recoverySection } from './fs/recovery.js';
+import { redisDurableSection } from './redis/redis-durable.js';
 import type { Section } from './section.js';
 import { serverLoadSection } from './server/server-load.js';
 
@@ -19,5 +20,6 @@ export const sections: readonly Section[] = [
   flushAllSection,
   recoverySection,
   memorySection,
+  redisDurableSection,
   serverLoadSection,
 ];

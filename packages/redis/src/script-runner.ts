@@ -96,6 +96,16 @@ export class ScriptRunner {
     const confirm = options.durable ? this.durability.method : 'none';
     const needsConfirmation = confirm === 'waitaof' || confirm === 'wait';
     try {
+      if (!needsConfirmation && !this.client.isCluster) {
+        // One connection keeps the order; sent back to back, the steps share a round trip
+        // without the cost of a Pipeline object (a Cluster needs one to keep them on a node).
+        const replies = await Promise.allSettled(steps.map((step) => this.send(this.client, step)));
+        return replies.map((reply) => {
+          if (reply.status === 'fulfilled') return { ok: true, value: reply.value };
+          if (isConnectionFailure(reply.reason)) throw reply.reason;
+          return { ok: false, error: reply.reason as Error };
+        });
+      }
       if (steps.length === 1 && !needsConfirmation) {
         return [await settle(this.send(this.client, steps[0]!))];
       }

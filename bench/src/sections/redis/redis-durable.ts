@@ -1,0 +1,210 @@
+import {
+  createMessage,
+  createSessionStore,
+  type RunHandle,
+  type SessionStore,
+} from '@keepsake/core';
+import { redisAdapter } from '@keepsake/redis';
+import { RedisServerProcess } from '@keepsake/redis/testing';
+import { type Contender, measureSideBySide, perSecond, timed } from '../../harness/measure.js';
+import type { CaseResult, Metric, SectionResult } from '../../harness/results.js';
+import { describeMeasurements } from '../../report/format.js';
+import type { Section, SectionContext } from '../section.js';
+import { trialsPerCase } from '../section.js';
+import { REDIS_BENCHMARK, redisBenchmark, runs } from './redis-benchmark.js';
+
+/** The names the Redis tables use. */
+export const KEEPSAKE_REDIS = 'Keepsake (redis)';
+export const BENCHMARK_SET = 'redis-benchmark -t set -d 1024 -c 50';
+export const BENCHMARK_XADD = 'redis-benchmark XADD -c 16 -P 16';
+
+const SESSIONS = 50;
+const STREAMS = 16;
+const MESSAGE_BYTES = 900;
+const EVENT_BYTES = 100;
+const SAVES: Metric = { unit: 'saves/s', higherIsBetter: true, format: 'rate' };
+const EVENTS: Metric = { unit: 'events/s', higherIsBetter: true, format: 'rate' };
+
+/**
+ * Keepsake on Redis against the server's own limit, measured on the same redis-server
+ * (AOF, `appendfsync always`) in the same rounds: durable saves of 1 KiB from 50 concurrent
+ * sessions against `redis-benchmark -t set -d 1024 -c 50`, and pipelined journal appends
+ * against `redis-benchmark -P 16` sending XADDs.
+ */
+export const redisDurableSection: Section = {
+  id: 'redis-durable',
+  title: 'redis: durable saves and journal appends against redis-benchmark',
+  backend: 'redis',
+  plannedTrials: (config) => 2 * trialsPerCase(config, 2),
+  unavailableReason: () => unavailable,
+  run,
+};
+
+// Decided once, when the section is loaded: it needs both binaries on this machine.
+const unavailable =
+  runs(process.env.KEEPSAKE_TEST_REDIS_SERVER ?? 'redis-server') && runs(REDIS_BENCHMARK)
+    ? null
+    : 'redis-server or redis-benchmark is not installed (apt-get install redis-server)';
+
+function sizes(context: SectionContext) {
+  const quick = context.config.mode === 'quick';
+  return { savesPerSession: quick ? 20 : 60, appendsPerStream: quick ? 200 : 1_000 };
+}
+
+async function run(context: SectionContext): Promise<SectionResult> {
+  const { config, progress } = context;
+  const { savesPerSession, appendsPerStream } = sizes(context);
+  const server = await RedisServerProcess.start({ persistence: 'aof-always' });
+  const adapter = redisAdapter({ url: server.url, keyPrefix: 'bench' });
+  const store = createSessionStore({ adapter, journal: { durability: 'group' } });
+  let trialNumber = 0;
+  try {
+    progress.beginCase(`${SESSIONS} sessions`);
+    const saveCase = await measureSideBySide(
+      [
+        {
+          name: KEEPSAKE_REDIS,
+          trial: () => durableSaves(store, `t${trialNumber++}`, savesPerSession),
+        },
+        {
+          name: BENCHMARK_SET,
+          trial: () =>
+            redisBenchmark(server.port, [
+              ...['-t', 'set', '-d', '1024', '-c', String(SESSIONS)],
+              ...['-n', String(SESSIONS * savesPerSession)],
+            ]),
+        },
+      ] satisfies Contender[],
+      config.rounds,
+      (event) => progress.trial(event),
+    );
+    progress.keep(`  ${SESSIONS} sessions: ${describeMeasurements(SAVES, saveCase)}`);
+
+    progress.beginCase(`${STREAMS} streams`);
+    const payload = 'x'.repeat(EVENT_BYTES);
+    const journalCase = await measureSideBySide(
+      [
+        {
+          name: KEEPSAKE_REDIS,
+          trial: () => pipelinedAppends(store, `t${trialNumber++}`, appendsPerStream, payload),
+        },
+        {
+          name: BENCHMARK_XADD,
+          trial: () =>
+            redisBenchmark(server.port, [
+              ...['-c', String(STREAMS), '-P', '16', '-r', String(STREAMS)],
+              ...['-n', String(STREAMS * appendsPerStream)],
+              ...['xadd', 'bench-xadd:__rand_int__', '*', 't', payload],
+            ]),
+        },
+      ] satisfies Contender[],
+      config.rounds,
+      (event) => progress.trial(event),
+    );
+    progress.keep(`  ${STREAMS} streams: ${describeMeasurements(EVENTS, journalCase)}`);
+    return result(context, [
+      { key: String(SESSIONS), label: `${SESSIONS} sessions`, x: SESSIONS, measurements: saveCase },
+      { key: String(STREAMS), label: `${STREAMS} streams`, x: STREAMS, measurements: journalCase },
+    ]);
+  } finally {
+    await store.close().catch(() => undefined);
+    await server.dispose();
+  }
+}
+
+/**
+ * 50 sessions, created before the clock starts; each appends `saves` messages of about
+ * 900 characters, one durable save each (a delta of about 1 KiB), all sessions at once.
+ */
+async function durableSaves(store: SessionStore, label: string, saves: number): Promise<number> {
+  const sessions = await Promise.all(
+    Array.from({ length: SESSIONS }, (_, index) =>
+      store.create({ id: `${label}-s${index}` }, { fsync: true }),
+    ),
+  );
+  const text = 'm'.repeat(MESSAGE_BYTES);
+  const elapsed = await timed(() =>
+    Promise.all(
+      sessions.map(async (session) => {
+        for (let index = 0; index < saves; index++) {
+          session.messages.push(createMessage({ role: 'user', content: text }));
+          await store.save(session, { fsync: true });
+        }
+      }),
+    ),
+  );
+  return perSecond(SESSIONS * saves, elapsed);
+}
+
+/**
+ * 16 runs (one per stream, started before the clock), each issuing `appends` token events
+ * at once without waiting for the previous one (pipelined), `journal.durability: 'group'`.
+ */
+async function pipelinedAppends(
+  store: SessionStore,
+  label: string,
+  appends: number,
+  payload: string,
+): Promise<number> {
+  const runs: RunHandle[] = [];
+  for (let index = 0; index < STREAMS; index++) {
+    const session = await store.create({ id: `${label}-j${index}` }, { fsync: true });
+    runs.push(
+      await store.beginRun(session.id, {
+        userMessage: createMessage({ role: 'user', content: 'go' }),
+      }),
+    );
+  }
+  const elapsed = await timed(() =>
+    Promise.all(
+      runs.map((run) =>
+        Promise.all(
+          Array.from({ length: appends }, () =>
+            run.append({ type: 'token', data: { text: payload } }),
+          ),
+        ),
+      ),
+    ),
+  );
+  await Promise.all(runs.map((run) => run.complete()));
+  return perSecond(STREAMS * appends, elapsed);
+}
+
+function result(context: SectionContext, [saves, journal]: CaseResult[]): SectionResult {
+  const { savesPerSession, appendsPerStream } = sizes(context);
+  return {
+    id: redisDurableSection.id,
+    title: redisDurableSection.title,
+    summary:
+      'One redis-server (AOF, `appendfsync always`: every reply follows the fsync of what it ' +
+      'acknowledges) started for the section. Durable saves: 50 sessions at once, each appending ' +
+      `${savesPerSession} messages of ${MESSAGE_BYTES} characters with \`store.save(session, { fsync: true })\` ` +
+      '(a delta of about 1 KiB each, one Lua script), against `redis-benchmark -t set -d 1024 -c 50` ' +
+      'on the same server. Journal: 16 runs each issuing ' +
+      `${appendsPerStream} token events of ${EVENT_BYTES} characters without waiting (journal durability ` +
+      '`group`), against `redis-benchmark -c 16 -P 16` sending XADDs of the same size.',
+    tables: [
+      {
+        id: 'saves',
+        title: 'Durable saves per second, 1 KiB each, 50 concurrent sessions',
+        metric: SAVES,
+        subject: KEEPSAKE_REDIS,
+        caseHeader: 'concurrency',
+        cases: [saves!],
+      },
+      {
+        id: 'journal',
+        title: 'Journal appends per second, pipelined',
+        metric: EVENTS,
+        subject: KEEPSAKE_REDIS,
+        caseHeader: 'concurrency',
+        cases: [journal!],
+      },
+    ],
+    notes: [
+      'Keepsake uses one connection (ioredis pipelines what is in flight); redis-benchmark opens one per client (`-c`).',
+      'With `appendfsync always` Redis fsyncs once per event-loop turn for every write of that turn, so concurrent durable writes share fsyncs on both sides.',
+      "redis-benchmark's XADD baseline writes single entries with server-made ids; Keepsake's appends carry the record (ids, sequence, timestamps) and the sequence check of a Lua script, and its batches are one entry each.",
+    ],
+  };
+}
