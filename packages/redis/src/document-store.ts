@@ -13,7 +13,7 @@ import { toKeepsakeError } from './errors.js';
 import { indexValue } from './index-store.js';
 import type { Step, StepResult } from './script-runner.js';
 import { deleteDocumentScript, writeDocumentScript } from './scripts/document-scripts.js';
-import { putIndexEntryIfWrittenScript } from './scripts/index-scripts.js';
+import { putIndexEntryIfWrittenScript, putIndexEntryScript } from './scripts/index-scripts.js';
 import type { StorageContext } from './storage-context.js';
 
 /**
@@ -109,7 +109,7 @@ export class DocumentStore {
     const indexOperation = `update the session index (${id})`;
     try {
       const [indexed] = await scripts.batch(
-        [{ command: 'HSET', args: [keys.index(), id, indexValue(indexEntry), '~', '1'] }],
+        [{ script: putIndexEntryScript, keys: [keys.index()], args: [id, indexValue(indexEntry)] }],
         { operation: indexOperation, durable: options.durable },
       );
       throwIfFailed(indexed!, indexOperation);

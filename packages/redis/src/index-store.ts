@@ -1,6 +1,6 @@
 import type { IndexPage, SessionSummary } from '@keepsake/core';
 import { toKeepsakeError } from './errors.js';
-import { listIndexScript } from './scripts/index-scripts.js';
+import { listIndexScript, putIndexEntryScript, startIndexScript } from './scripts/index-scripts.js';
 import type { StorageContext } from './storage-context.js';
 
 /** Entries per HSET of a rebuild: big enough to be quick, small enough not to block. */
@@ -36,10 +36,25 @@ export class IndexStore {
   }
 
   async put(summary: SessionSummary, durable: boolean): Promise<void> {
-    await this.write(
-      ['HSET', this.context.keys.index(), summary.id, indexValue(summary), '~', '1'],
-      durable,
-      `update the session index (${summary.id})`,
+    await this.context.scripts.run(
+      putIndexEntryScript,
+      [this.context.keys.index()],
+      [summary.id, indexValue(summary)],
+      { operation: `update the session index (${summary.id})`, durable },
+    );
+  }
+
+  /** At open: a namespace without sessions gets its (empty, complete) index. */
+  async start(): Promise<void> {
+    const { keys } = this.context;
+    await this.context.scripts.run(
+      startIndexScript,
+      [keys.index(), keys.registry('sessions')],
+      [],
+      {
+        operation: 'start the session index',
+        durable: false,
+      },
     );
   }
 

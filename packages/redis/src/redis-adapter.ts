@@ -39,7 +39,12 @@ import {
   quarantineDocumentScript,
   writeDocumentScript,
 } from './scripts/document-scripts.js';
-import { listIndexScript, putIndexEntryIfWrittenScript } from './scripts/index-scripts.js';
+import {
+  listIndexScript,
+  putIndexEntryIfWrittenScript,
+  putIndexEntryScript,
+  startIndexScript,
+} from './scripts/index-scripts.js';
 import {
   appendJournalScript,
   deleteJournalsScript,
@@ -53,6 +58,8 @@ const SCRIPTS = [
   deleteDocumentScript,
   quarantineDocumentScript,
   putIndexEntryIfWrittenScript,
+  putIndexEntryScript,
+  startIndexScript,
   listIndexScript,
   appendJournalScript,
   readJournalScript,
@@ -186,6 +193,7 @@ export class RedisAdapter implements StorageAdapterV1 {
       timeoutMs: durabilityTimeoutMs,
       level: durability,
     };
+    await this.index.start();
     return { level: durability, method: plan.method, servers: facts.map((fact) => fact.server) };
   }
 

@@ -4,21 +4,51 @@ import { READ_TRAILER_LUA, type ScriptDefinition } from './script.js';
  * The session index (B7) is one hash under the namespace's hash tag: field = session id,
  * value = `<order member>\\t<summary JSON>`, where the member is `<inverted updatedAt>:<id>`
  * (newest first, then id, in byte order), plus the field `~` that says an index exists
- * (an empty index is not a missing one). Every change is one HSET or HDEL, and a rebuild
+ * (an empty index is not a missing one, which a put or a delete never creates). Every change
+ * is one HSET or HDEL, and a rebuild
  * one RENAME, so no crash leaves it half written.
  */
 
 /**
+ * Writes one entry, only into an index that exists: a missing index is rebuilt by core from
+ * the documents, and an entry written into nothing would make one that lists only it.
+ * KEYS: index. ARGV: session id, entry. Returns 1 when written.
+ */
+export const putIndexEntryScript: ScriptDefinition = {
+  name: 'keepsakePutIndexEntry',
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`,
+};
+
+/**
  * B7 with the document (standalone, in the same pipeline as the document's write): writes
  * the entry only if the document's last write is the given one, so a refused write never
- * touches the index. KEYS: document, index. ARGV: write token (32), session id, entry.
+ * touches the index, and only into an index that exists. KEYS: document, index. ARGV:
+ * write token (32), session id, entry.
  */
 export const putIndexEntryIfWrittenScript: ScriptDefinition = {
   name: 'keepsakePutIndexEntryIfWritten',
   lua: `${READ_TRAILER_LUA}
 local _, token = read_trailer(KEYS[1])
-if token ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3], '~', '1')
+if token ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return 1
+`,
+};
+
+/**
+ * A namespace with no session starts with an empty index (nothing to rebuild); one with
+ * sessions and no index waits for core to rebuild it. KEYS: index, the sessions' id
+ * registry.
+ */
+export const startIndexScript: ScriptDefinition = {
+  name: 'keepsakeStartIndex',
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
+redis.call('HSET', KEYS[1], '~', '1')
 return 1
 `,
 };
