@@ -56,6 +56,18 @@ runConformance({
     const disk = disks.get(namespace);
     if (disk !== undefined) await removeTree(disk, '/keepsake/index');
   },
+  // Fault injection for the model-based section: the next write under the index (or the
+  // next open under the sessions) fails with EIO, as a flaky disk would (B3, B7).
+  injectBackendFault(namespace, target) {
+    const disk = disks.get(namespace);
+    if (disk === undefined) return null;
+    disk.inject(
+      target === 'index'
+        ? { operation: 'write', path: '/keepsake/index/', code: 'EIO', times: 1 }
+        : { operation: 'open', path: '/keepsake/sessions/', code: 'EIO', times: 1 },
+    );
+    return () => disk.clearFaults();
+  },
 });
 
 /** rm -r on the simulated disk (it has no recursive remove of its own). */
