@@ -11,6 +11,7 @@ import {
   journalAppendSection,
 } from './sections/fs/journal-append.js';
 import { KEEPSAKE_FS } from './sections/fs/keepsake-fs.js';
+import { redisTargets } from './sections/redis/targets.js';
 
 const HISTORY_LENGTHS = ['10', '100', '1000', '10000'];
 
@@ -84,4 +85,5 @@ export const targets: readonly Target[] = [
     comparator: '>=',
     threshold: 10,
   },
+  ...redisTargets,
 ];

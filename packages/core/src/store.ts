@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import { flushCachedSessions } from './flush-sessions.js';
 import { assertValidId } from './ids.js';
 import { InvalidInputError } from './input-errors.js';
+import { KeepsakeError } from './keepsake-error.js';
 import { Lifecycle } from './lifecycle.js';
 import { StoreClosedError } from './lifecycle-errors.js';
 import { LiveSessions } from './live-sessions.js';
@@ -290,7 +291,14 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
 
   async ready(operation: string): Promise<void> {
     if (this.state === 'closed') throw new StoreClosedError(operation);
-    this.openPromise ??= adapterCall(this.adapter.name, 'open', () => this.adapter.open());
+    // A retryable failure (a backend briefly unreachable at startup) is not kept: the next
+    // call opens again, instead of the store staying unusable for good.
+    this.openPromise ??= adapterCall(this.adapter.name, 'open', () => this.adapter.open()).catch(
+      (error: unknown) => {
+        if (KeepsakeError.isInstance(error) && error.isRetryable) this.openPromise = null;
+        throw error;
+      },
+    );
     await this.openPromise;
   }
 

@@ -69,7 +69,7 @@ describe('Redis Cluster connections killed', () => {
       await new Promise((resolve) => setTimeout(resolve, 40));
       // Every normal client but the admin connection itself.
       await Promise.all(
-        admins.map((admin) => admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes')),
+        admins.map((admin) => admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')),
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -109,6 +109,9 @@ async function openNamespace(name: string, options: NamespaceRegistryOptions): P
     // Shutdown gives the stores the last quarter of its deadline (see shutdown.ts).
     lifecycle: { drainDeadlineMs: Math.max(1, Math.floor(config.server.shutdownDeadlineMs / 8)) },
   });
+  // A backend that cannot be opened (a Redis that is down or misconfigured, a directory
+  // without permission) is reported when the server starts, not at its first request.
+  await store.list({ limit: 1 });
   metrics.observe(store);
   const runs = new RunExecutor({
     namespace: name,

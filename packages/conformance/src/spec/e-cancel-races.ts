@@ -59,9 +59,11 @@ export function defineCancelRaceTests(suite: SpecRegistrar): void {
         const appends = Array.from({ length: 40 }, (_, index) =>
           run.append({ type: 'token', data: { text: `t${index} ` } }),
         );
+        // Handled at once: the appends the cancel seals are refused before it resolves.
+        const settling = Promise.allSettled(appends);
         const outcome = await cancelling.store.cancelRun(session.id);
         expect(outcome, `round ${round}`).toMatchObject({ cancelled: true, runId: run.runId });
-        const settled = await Promise.allSettled(appends);
+        const settled = await settling;
         let acknowledged = 'first ';
         for (const [index, result] of settled.entries()) {
           if (result.status === 'fulfilled') {
