@@ -21,13 +21,67 @@ it('folds vitest JSON results into per-clause counts, gaps and failures', () => 
       },
     ],
   });
-  expect(report.clauses.B4).toEqual({ passed: 1, failed: 1, declaredGap: 0, skipped: 0 });
-  expect(report.clauses.B3).toEqual({ passed: 0, failed: 0, declaredGap: 1, skipped: 0 });
+  expect(report.clauses.B4).toEqual({
+    passed: 1,
+    failed: 1,
+    declaredGap: 0,
+    notVerified: 0,
+    skipped: 0,
+  });
+  expect(report.clauses.B3).toEqual({
+    passed: 0,
+    failed: 0,
+    declaredGap: 1,
+    notVerified: 0,
+    skipped: 0,
+  });
   expect(report.clauses.C3.declaredGap).toBe(1);
-  expect(report.clauses.H3).toEqual({ passed: 0, failed: 0, declaredGap: 0, skipped: 0 });
+  expect(report.clauses.H3).toEqual({
+    passed: 0,
+    failed: 0,
+    declaredGap: 0,
+    notVerified: 0,
+    skipped: 0,
+  });
   expect(report.failedTests).toEqual(['B4: nothing overwritten']);
   expect(report.unclassified).toEqual(['x helper']);
   const text = formatReport(report);
-  expect(text).toContain('H3           0       0    0  no test ran');
+  expect(text).toContain('H3           0       0    0           0  no test ran');
   expect(text.split('\n').filter((line) => /^[A-H][0-9]+ /.test(line))).toHaveLength(45);
+});
+
+it('counts a durability test that ran without crash simulation as not verified, not passed', () => {
+  const report = summarize('no-crash', 'test/x.test.ts', {
+    testResults: [
+      {
+        name: 'test/x.test.ts',
+        status: 'passed',
+        assertionResults: [
+          {
+            title: 'B3: a durable save survives a crash',
+            fullName: 'x B3: a durable save survives a crash',
+            status: 'passed',
+            meta: { keepsakeNotVerified: 'not verified (no crash simulation)' },
+          },
+          {
+            title: 'B3: fsync asks for durability',
+            fullName: 'x B3: b',
+            status: 'passed',
+            meta: {},
+          },
+        ],
+      },
+    ],
+  });
+  expect(report.clauses.B3).toEqual({
+    passed: 1,
+    failed: 0,
+    declaredGap: 0,
+    notVerified: 1,
+    skipped: 0,
+  });
+  expect(report.notVerifiedTests).toEqual(['B3: a durable save survives a crash']);
+  expect(formatReport(report)).toContain(
+    'not verified (no crash simulation): B3: a durable save survives a crash',
+  );
 });

@@ -1,5 +1,6 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
+import { idsWithPrefix } from './listed-ids.js';
 
 const PAGE = 500;
 
@@ -14,7 +15,7 @@ export async function listRetainedRevisionIds(
     const page = await adapterCall(adapter.name, 'list retained revisions', () =>
       adapter.listDocuments('revisions', { prefix: `${sessionId}.`, cursor, limit: PAGE }),
     );
-    ids.push(...page.ids);
+    ids.push(...idsWithPrefix(page.ids, `${sessionId}.`));
     cursor = page.nextCursor;
   } while (cursor !== null);
   return ids;

@@ -29,9 +29,11 @@ import {
 } from '../harness/fixtures.js';
 import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineListingPrefixTests } from './b-listing-prefix.js';
 import { defineListingTruthTests } from './b-listing-truth.js';
 import { defineRefusedWriteTests } from './b-refused-writes.js';
 import { defineUnknownOutcomeTests } from './b-unknown-outcome.js';
+import { defineAdapterPrimitiveTests } from './h-adapter-primitives.js';
 
 const SUMMARY_FIELDS = Object.keys(sessionSummarySchema.shape);
 
@@ -56,6 +58,8 @@ export function defineSaves(suite: SpecRegistrar): void {
   defineDeleteTests(suite);
   defineRefusedWriteTests(suite);
   defineListingTruthTests(suite);
+  defineListingPrefixTests(suite);
+  defineAdapterPrimitiveTests(suite);
   defineUnknownOutcomeTests(suite);
 }
 

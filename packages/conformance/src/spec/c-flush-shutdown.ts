@@ -34,6 +34,7 @@ import { collectGarbage } from '../harness/garbage-collection.js';
 import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { definePowerLossTests } from './c-power-loss.js';
 
 function sessionReads(opened: OpenedStore, id: string): number {
   return opened.adapter
@@ -65,6 +66,7 @@ export function defineFlushAndShutdown(suite: SpecRegistrar): void {
   defineCleanFlushTests(suite);
   defineCloseTests(suite);
   defineRestartTests(suite);
+  definePowerLossTests(suite);
   defineCacheTests(suite);
 }
 
