@@ -13,9 +13,36 @@ export interface ConformanceInitializer {
   teardown?(): Promise<void>;
   /** Two adapters created with the same namespace share data (a restart = a new adapter, same namespace). */
   createAdapter(namespace: string): Promise<StorageAdapter>;
-  /** Called with each adapter after its store closed. */
+  /**
+   * Called with each adapter after its store closed, also between the two stores of a
+   * restart: release what this one adapter holds (a connection, a file handle) and keep
+   * the data. Wiping the namespace here makes every restart test fail with a
+   * NotFoundError (the suite then says that this hook is the likely cause).
+   */
+  releaseAdapter?(adapter: StorageAdapter): Promise<void>;
+  /** @deprecated The former name of `releaseAdapter`, same meaning; used when that is absent. */
   destroyAdapter?(adapter: StorageAdapter): Promise<void>;
-  /** Optional: simulate a machine crash of this namespace between two stores (power loss: drop what was not fsynced). */
+  /**
+   * Called once per namespace a test used, after the test released every adapter: remove
+   * the namespace's data (drop the tables, delete the key prefix, remove the directory).
+   */
+  destroyNamespace?(namespace: string): Promise<void>;
+  /**
+   * Optional: a machine crash (power loss) of this namespace between two stores: drop
+   * everything not yet made durable (a `durable` write, a `group` or `each` journal
+   * append, a `sync()`), keep everything that was. Without it the durability tests are
+   * reported "not verified (no crash simulation)".
+   *
+   * Adapters created before the crash: the suite has already severed the crashed store's
+   * adapter (no call reaches it afterwards) and releases it later with `close()`, which
+   * must still resolve. Other adapters of the namespace that the test keeps using (a second
+   * store instance, a raw reader) stand for processes on other machines and must go on
+   * working: do not close them. Only adapters created after the crash must see the
+   * dropped state. For a file backend, drop unsynced bytes and directory entries; for SQL
+   * with a WAL, restore a copy of the database (and WAL) taken at the last durable commit,
+   * or run every durable commit with full sync and copy the files then; for a remote
+   * server, restart it without what it had not fsynced (or leave the hook out).
+   */
   simulateCrash?(namespace: string): Promise<void>;
   /**
    * Optional: remove the session index of this namespace out of band, as an operator or a

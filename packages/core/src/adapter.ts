@@ -44,13 +44,27 @@ export interface StorageAdapterV1 {
     write: DocumentWrite,
     options: WriteOptions,
   ): Promise<PutResult>;
-  /** Deletes a document (conditional when `expectedRevision` is given). */
+  /**
+   * Deletes a document. With `expectedRevision`, only if the stored revision equals it;
+   * otherwise nothing is deleted and `{ ok: false, currentRevision }` comes back (null when
+   * there is no document). Deleting a document that does not exist, unconditionally,
+   * resolves `{ ok: true }`. Pinned by "B4: adapter: deleteDocument with a stale
+   * expectedRevision…" in the conformance suite.
+   */
   deleteDocument(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult>;
-  /** Lists document ids in a collection, optionally by prefix, in any stable order. */
+  /**
+   * Lists document ids in a collection, in any stable order. With `prefix`, only ids that
+   * start with it, on every page: core lists one session's retained revisions with the
+   * prefix `<sessionId>.` and deletes what comes back (core re-checks the prefix too, but
+   * an adapter that ignores it fails B5). Pinned by "B5: listDocuments with a prefix…".
+   */
   listDocuments(collection: Collection, options: ListDocumentsOptions): Promise<IdPage>;
   /**
    * A2: moves a document's bytes aside, intact, so a fresh document may take its place;
-   * returns where they went (a path, a key) for the error report.
+   * returns where they went (a path, a key) for the error report. Afterwards the document
+   * no longer exists in its collection. When there is no such document (another instance
+   * quarantined or deleted it first), it moves nothing and still resolves with a location;
+   * it does not throw. Pinned by "A2: adapter: quarantining a document that does not exist…".
    */
   quarantineDocument(collection: Collection, id: string, reason: string): Promise<string>;
   /** Lists what `quarantineDocument` moved aside. */
@@ -63,14 +77,30 @@ export interface StorageAdapterV1 {
   readQuarantined?(location: string): Promise<string | null>;
 
   // ── Session index (B7) ───────────────────────────────────────────────────────────
+  /**
+   * Adds or replaces one entry. When the index is missing (see `listIndex`), it must stay
+   * missing: do not create an index holding only this entry, which would hide every other
+   * session until the next rebuild; drop the entry (core rebuilds from the documents at
+   * the next listing) and resolve.
+   */
   putIndexEntry(summary: SessionSummary, options: { durable: boolean }): Promise<void>;
+  /**
+   * Removes one entry (nothing when absent; a missing index stays missing). After
+   * `delete()` the index must hold no entry for the session: pinned by "B8: adapter: after
+   * delete() the index holds no entry…".
+   */
   deleteIndexEntry(id: string, options: { durable: boolean }): Promise<void>;
   /** Replaces the whole index (rebuild after it was found missing or corrupt). */
   replaceIndex(summaries: SessionSummary[], options: { durable: boolean }): Promise<void>;
   /**
    * Entries newest first (`updatedAt` descending, then `id` ascending), from an opaque
    * cursor. Entries are returned unparsed; core validates them. `missing` means no index
-   * exists yet; `corrupt` means it exists but cannot be read — core rebuilds in both cases.
+   * exists: it was never written on a backend that already holds sessions, or it was lost
+   * or removed out of band (the conformance initializer's `removeIndex`). A backend with no
+   * session documents may start an empty index in `open()` instead. Never report a missing
+   * index as an empty `ok` page: the sessions would vanish from `list()` (B7, caught by
+   * the conformance suite's rebuild test). `corrupt` means it exists but cannot be read;
+   * core rebuilds in both cases, with `replaceIndex`.
    */
   listIndex(options: { cursor: string | null; limit: number }): Promise<IndexPage>;
 
@@ -80,6 +110,10 @@ export interface StorageAdapterV1 {
    * more than the last stored sequence (1 for a new journal), else nothing is written and
    * `{ ok: false, lastSequence }` comes back. Records are stored in order; the append is
    * all or nothing as far as readers can tell (a torn tail is ignored on read, E3).
+   * Core never appends an empty batch; an adapter may refuse one with a typed error or
+   * resolve `{ ok: true }`, but stores nothing either way. With `durability` other than
+   * `none`, resolves only once the records are durable (`group` may share one flush among
+   * concurrent appends, E2).
    */
   appendLog(
     sessionId: string,
@@ -103,7 +137,12 @@ export interface StorageAdapterV1 {
    */
   deleteLog(sessionId: string, runId: string, options: { durable: boolean }): Promise<void>;
 
-  /** C1: makes everything written so far durable (best effort for `process` durability). */
+  /**
+   * C1: makes everything written so far durable (best effort for `process` durability),
+   * including journal appends made with durability `none` and writes made with `durable:
+   * false`. `flushAll()` and `close()` end with it. A no-op `sync()` fails C1 and C2 when
+   * the conformance initializer simulates a crash.
+   */
   sync(): Promise<void>;
   /** Releases connections and handles. Idempotent. */
   close(): Promise<void>;
@@ -200,7 +239,13 @@ export type DocumentWrite =
 export interface WriteOptions {
   /** The revision the caller last saw; null means the document must not exist yet. */
   readonly expectedRevision: number | null;
-  /** B3: resolve only once the write is durable. When false, make no flush call at all. */
+  /**
+   * B3: with true, resolve only once the write is durable. With false, do not wait for a
+   * flush: the write may reach stable storage later, on the backend's own schedule (SQLite
+   * in WAL mode with `synchronous=NORMAL`, an AOF fsynced every second) or at the next
+   * `sync()`. A backend that cannot write without flushing may flush anyway; the point is
+   * that non-durable saves never pay for a flush they did not ask for.
+   */
   readonly durable: boolean;
   /**
    * B7, only for adapters that declare `indexWithDocument` (sessions collection): the

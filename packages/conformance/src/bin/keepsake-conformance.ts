@@ -15,7 +15,8 @@ import { startVitest } from 'vitest/node';
 const USAGE = `Usage: keepsake-conformance <initializer file> [options]
 
   The file's default export is a ConformanceInitializer
-  ({ name, createAdapter(namespace), setup?, teardown?, destroyAdapter?, simulateCrash? }).
+  ({ name, createAdapter(namespace), setup?, teardown?, releaseAdapter?, destroyNamespace?,
+  simulateCrash?, removeIndex?, injectBackendFault? }).
 
 Options:
   --clauses <ids>       only these clauses, comma separated (e.g. B2,B4)

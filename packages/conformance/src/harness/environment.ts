@@ -34,7 +34,7 @@ export interface OpenedStore {
 
 interface OwnedStore extends OpenedStore {
   disposed: boolean;
-  /** Made by the test, not by the initializer: never passed to destroyAdapter. */
+  /** Made by the test, not by the initializer: never passed to releaseAdapter. */
   foreign?: boolean;
 }
 
@@ -80,6 +80,7 @@ export class TestEnvironment {
     overrides: StoreOverrides = {},
     namespace = this.namespace,
   ): Promise<OpenedStore> {
+    this.usedNamespaces.add(namespace);
     const inner = await this.context.initializer.createAdapter(namespace);
     const adapter = new RecordingFaultInjectingAdapter(inner);
     let store: SessionStore;
@@ -88,7 +89,7 @@ export class TestEnvironment {
     } catch (error) {
       // Invalid options (A3 tests them): nothing but the adapter to release.
       await inner.close();
-      await this.context.initializer.destroyAdapter?.(inner);
+      await this.release(inner);
       throw error;
     }
     const owned: OwnedStore = { store, adapter, namespace, disposed: false };
@@ -98,7 +99,7 @@ export class TestEnvironment {
 
   /**
    * Opens a store on an adapter the test made itself (another backend, for H3). The store
-   * is closed with the environment; the adapter is not handed to `destroyAdapter`.
+   * is closed with the environment; the adapter is not handed to `releaseAdapter`.
    */
   openStoreOn(inner: StorageAdapter, overrides: StoreOverrides = {}): OpenedStore {
     const adapter = new RecordingFaultInjectingAdapter(inner);
@@ -127,6 +128,7 @@ export class TestEnvironment {
    * what is stored. Closed and destroyed with the environment.
    */
   async rawAdapter(namespace = this.namespace): Promise<StorageAdapter> {
+    this.usedNamespaces.add(namespace);
     const adapter = await this.context.initializer.createAdapter(namespace);
     this.rawAdapters.push(adapter);
     await adapter.open();
@@ -193,8 +195,24 @@ export class TestEnvironment {
     if (owned === undefined || owned.disposed) return;
     owned.disposed = true;
     await owned.store.close();
-    if (owned.foreign !== true)
-      await this.context.initializer.destroyAdapter?.(owned.adapter.inner);
+    if (owned.foreign !== true) {
+      await this.release(owned.adapter.inner);
+      this.releasedBeforeTheEnd = true;
+    }
+  }
+
+  /**
+   * Whether the test released an adapter while it went on (closeStore, a restart): then a
+   * NotFoundError is most likely the release hook wiping data (issue 24).
+   */
+  releasedBeforeTheEnd = false;
+  private readonly usedNamespaces = new Set<string>();
+
+  /** The initializer's `releaseAdapter` (or its former name, `destroyAdapter`). */
+  private async release(adapter: StorageAdapter): Promise<void> {
+    const { initializer } = this.context;
+    if (initializer.releaseAdapter !== undefined) await initializer.releaseAdapter(adapter);
+    else await initializer.destroyAdapter?.(adapter);
   }
 
   /** Closes every store (newest first) and destroys every adapter this test created. */
@@ -211,7 +229,7 @@ export class TestEnvironment {
       }
       if (owned.foreign === true) continue;
       try {
-        await this.context.initializer.destroyAdapter?.(owned.adapter.inner);
+        await this.release(owned.adapter.inner);
       } catch (error) {
         errors.push(error);
       }
@@ -219,7 +237,14 @@ export class TestEnvironment {
     for (const adapter of this.rawAdapters.splice(0).reverse()) {
       try {
         await adapter.close();
-        await this.context.initializer.destroyAdapter?.(adapter);
+        await this.release(adapter);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    for (const namespace of this.usedNamespaces) {
+      try {
+        await this.context.initializer.destroyNamespace?.(namespace);
       } catch (error) {
         errors.push(error);
       }

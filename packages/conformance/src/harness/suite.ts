@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { type ClauseId, DECLARED_GAP_MARKER, isClauseId } from '../clauses.js';
 import type { AreaName, ConformanceInitializer, ConformanceOptions } from '../types.js';
 import { type SuiteContext, TestEnvironment, uniqueNamespace } from './environment.js';
+import { explainLikelyHookFault } from './hook-faults.js';
 import { markNotVerified, NOT_VERIFIED_NOTE } from './not-verified.js';
 
 /** What a spec file gets to register its tests. */
@@ -48,7 +49,8 @@ export function registerConformanceSuite(
     afterAll(async () => {
       await initializer.teardown?.();
     });
-    const probe = await initializer.createAdapter(uniqueNamespace('probe'));
+    const probeNamespace = uniqueNamespace('probe');
+    const probe = await initializer.createAdapter(probeNamespace);
     const context: SuiteContext = {
       initializer,
       adapterName: probe.name,
@@ -58,7 +60,8 @@ export function registerConformanceSuite(
       testTimeoutMs: options.testTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
     await probe.close();
-    await initializer.destroyAdapter?.(probe);
+    await (initializer.releaseAdapter ?? initializer.destroyAdapter)?.call(initializer, probe);
+    await initializer.destroyNamespace?.(probeNamespace);
     const registeredGaps = new Set<string>();
     for (const [area, define] of selectedAreas) {
       const tests: PlannedTest[] = [];
@@ -119,7 +122,7 @@ function createRegistrar(
             if (env.crashNotSimulated) await reportNotVerified(testContext);
           } catch (error) {
             failed = true;
-            throw error;
+            throw explainLikelyHookFault(env, error);
           } finally {
             if (!failed) await env.dispose();
             else {

@@ -27,7 +27,7 @@ if (
   typeof initializer.createAdapter !== 'function'
 ) {
   throw new InvalidConfigError(
-    `${file} must export default an initializer { name, createAdapter(namespace), setup?, teardown?, destroyAdapter?, simulateCrash? }`,
+    `${file} must export default an initializer { name, createAdapter(namespace), setup?, teardown?, releaseAdapter?, destroyNamespace?, simulateCrash? }`,
   );
 }
 const options = JSON.parse(process.env[OPTIONS_ENV] ?? '{}') as ConformanceOptions;

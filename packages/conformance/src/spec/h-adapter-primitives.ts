@@ -93,4 +93,27 @@ export function defineAdapterPrimitiveTests(suite: SpecRegistrar): void {
       if (raw.readQuarantined !== undefined) expect(await raw.readQuarantined(location)).toBeNull();
     },
   );
+  const removeIndex = suite.context.initializer.removeIndex;
+  if (removeIndex !== undefined) {
+    suite.test(
+      'B7',
+      'adapter: a missing index stays missing through putIndexEntry and deleteIndexEntry',
+      async (env) => {
+        const opened = await env.openStore();
+        const [first, second] = [env.id(), env.id()];
+        await opened.store.create({ id: first, title: 'first' }, { fsync: true });
+        await opened.store.create({ id: second, title: 'second' }, { fsync: true });
+        const { sessions } = await opened.store.list({ limit: 1000 });
+        const summary = sessions.find((entry) => entry.id === second)!;
+        await env.closeStore(opened);
+        await removeIndex.call(suite.context.initializer, env.namespace);
+        const raw = await env.rawAdapter();
+        expect((await raw.listIndex({ cursor: null, limit: 10 })).status).toBe('missing');
+        await raw.putIndexEntry(summary, { durable: true });
+        await raw.deleteIndexEntry(first, { durable: true });
+        // An index holding only the entry just put would hide `first` from list().
+        expect((await raw.listIndex({ cursor: null, limit: 10 })).status).toBe('missing');
+      },
+    );
+  }
 }

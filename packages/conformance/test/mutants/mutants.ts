@@ -123,6 +123,14 @@ class IndexNeverMissing extends DelegatingAdapter {
   }
 }
 
+class MissingIndexPatched extends DelegatingAdapter {
+  override async putIndexEntry(summary: SessionSummary, options: { durable: boolean }) {
+    const page = await this.inner.listIndex({ cursor: null, limit: 1 });
+    if (page.status === 'missing') return this.inner.replaceIndex([summary], options);
+    return this.inner.putIndexEntry(summary, options);
+  }
+}
+
 class DeltasDropped extends DelegatingAdapter {
   override async putDocument(
     collection: Collection,
@@ -371,6 +379,12 @@ export const MUTANTS: readonly Mutant[] = [
     "listIndex reports a lost index as an empty 'ok' page",
     ['B7'],
     (inner) => new IndexNeverMissing(inner),
+  ),
+  mutant(
+    'missing-index-patched',
+    'putIndexEntry on a missing index starts a new index holding only that entry',
+    ['B7'],
+    (inner) => new MissingIndexPatched(inner),
   ),
   mutant(
     'deltas-dropped',
