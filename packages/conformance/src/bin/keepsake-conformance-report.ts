@@ -7,13 +7,18 @@
  * Exits non-zero when a test failed or an adapter's suite could not run.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type ReportedAdapter, readAdaptersConfig } from '../report/adapters-config.js';
+import {
+  PROJECT_CONFIG_FILE,
+  type ReportedAdapter,
+  readAdaptersConfig,
+} from '../report/adapters-config.js';
 import {
   type AdapterReport,
   formatReport,
@@ -25,7 +30,7 @@ const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const { values } = parseArgs({
   options: {
-    config: { type: 'string', default: join(packageRoot, 'report-adapters.json') },
+    config: { type: 'string' },
     adapter: { type: 'string', multiple: true },
     json: { type: 'string' },
   },
@@ -34,7 +39,15 @@ const { values } = parseArgs({
 /** Runs one adapter's test file in its own directory (its vitest config applies). */
 async function runAdapter(adapter: ReportedAdapter, outputFile: string): Promise<number | null> {
   const requireFromAdapter = createRequire(join(adapter.directory, 'package.json'));
-  const vitestPackage = requireFromAdapter.resolve('vitest/package.json');
+  let vitestPackage: string;
+  try {
+    vitestPackage = requireFromAdapter.resolve('vitest/package.json');
+  } catch (cause) {
+    throw new Error(
+      `adapter "${adapter.name}": vitest cannot be found from ${adapter.directory}; add it as a dev dependency there`,
+      { cause },
+    );
+  }
   const vitestBin = join(dirname(vitestPackage), 'vitest.mjs');
   return new Promise((resolvePromise, reject) => {
     const child = spawn(
@@ -47,7 +60,14 @@ async function runAdapter(adapter: ReportedAdapter, outputFile: string): Promise
   });
 }
 
-const adapters = (await readAdaptersConfig(resolve(values.config))).filter(
+// Your project's list when it has one, else this repository's own (which names adapters
+// that exist only in the Keepsake repository: see the README for a template).
+const configFile =
+  values.config ??
+  (existsSync(PROJECT_CONFIG_FILE)
+    ? PROJECT_CONFIG_FILE
+    : join(packageRoot, 'report-adapters.json'));
+const adapters = (await readAdaptersConfig(resolve(configFile))).filter(
   (adapter) => values.adapter === undefined || values.adapter.includes(adapter.name),
 );
 const workDirectory = await mkdtemp(join(tmpdir(), 'keepsake-conformance-report-'));

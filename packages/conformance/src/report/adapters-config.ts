@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { InvalidConfigError } from '@keepsake/core';
 
 /**
@@ -38,6 +39,28 @@ export async function readAdaptersConfig(file: string): Promise<ReportedAdapter[
         `${file}: adapters[${index}] needs string fields "name", "directory" and "testFile"`,
       );
     }
-    return { name, directory: resolve(dirname(file), directory), testFile };
+    const adapter = { name, directory: resolve(dirname(file), directory), testFile };
+    assertRunnable(file, adapter);
+    return adapter;
   });
+}
+
+/** The file name the report looks for in the working directory when no --config is given. */
+export const PROJECT_CONFIG_FILE = 'keepsake-conformance-report.json';
+
+/**
+ * Issue 24: a listed adapter whose directory or test file is missing used to show as 45
+ * "no test ran" rows and then `spawn … ENOENT`. It is refused up front, by name.
+ */
+function assertRunnable(file: string, adapter: ReportedAdapter): void {
+  const testPath = join(adapter.directory, adapter.testFile);
+  const missing = !existsSync(adapter.directory)
+    ? `its directory ${adapter.directory} does not exist`
+    : !existsSync(testPath)
+      ? `its test file ${testPath} does not exist`
+      : null;
+  if (missing === null) return;
+  throw new InvalidConfigError(
+    `${file}: adapter "${adapter.name}" cannot run: ${missing}. List your own adapters in ${PROJECT_CONFIG_FILE} (or pass --config <file>); the README of @keepsake/conformance has a template`,
+  );
 }
