@@ -1,0 +1,66 @@
+import { KeepsakeError } from '@keepsake/core';
+import { CliError } from './cli-errors.js';
+import { EXIT_CODES } from './exit-codes.js';
+
+/** errno codes of a filesystem that refuses access (as opposed to failing). */
+const PERMISSION_ERRNOS = new Set(['EACCES', 'EPERM', 'EROFS']);
+/** Redis error replies (their first word, the protocol's error code) that refuse access. */
+const PERMISSION_REPLIES = new Set(['NOAUTH', 'WRONGPASS', 'NOPERM']);
+
+export interface ErrorReport {
+  exitCode: number;
+  message: string;
+}
+
+/**
+ * Maps anything a command threw to its exit code and the message the operator reads. The
+ * CLI's own errors carry their code; Keepsake's typed errors are mapped by `code` (and a
+ * backend error by what caused it); anything else is a failure the CLI did not expect.
+ */
+export function reportError(error: unknown): ErrorReport {
+  if (CliError.isInstance(error)) return { exitCode: error.exitCode, message: error.message };
+  if (KeepsakeError.isInstance(error)) {
+    return { exitCode: keepsakeExitCode(error), message: error.message };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { exitCode: EXIT_CODES.failure, message: `unexpected failure: ${message}` };
+}
+
+function keepsakeExitCode(error: KeepsakeError): number {
+  switch (error.code) {
+    case 'not_found':
+      return EXIT_CODES.notFound;
+    case 'invalid_id':
+    case 'invalid_input':
+      return EXIT_CODES.usage;
+    case 'invalid_config':
+      // Adapter options come from the URL: a bad one is a bad URL.
+      return EXIT_CODES.badUrl;
+    case 'backend_unavailable':
+      return EXIT_CODES.unreachable;
+    case 'backend_error':
+      return isPermissionFailure(error) ? EXIT_CODES.permission : EXIT_CODES.backendError;
+    case 'corrupt_document':
+      return EXIT_CODES.problemsFound;
+    case 'already_exists':
+      return EXIT_CODES.conflict;
+    default:
+      return EXIT_CODES.failure;
+  }
+}
+
+/** Walks the cause chain for an errno or a Redis reply that means "access refused". */
+export function isPermissionFailure(error: unknown): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; typeof cause === 'object' && cause !== null && depth < 10; depth++) {
+    const { code, message } = cause as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && PERMISSION_ERRNOS.has(code)) return true;
+    // A Redis error reply starts with its error code, by the protocol (RESP "-CODE text");
+    // Keepsake's own messages are never read this way.
+    if (!KeepsakeError.isInstance(cause) && typeof message === 'string') {
+      if (PERMISSION_REPLIES.has(message.split(' ', 1)[0] ?? '')) return true;
+    }
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,116 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import type { StorageAdapter } from '@keepsake/core';
+import type { BackendSpec, FsBackendSpec, RedisBackendSpec } from './backend-url.js';
+import {
+  NothingThereError,
+  PermissionDeniedError,
+  SchemeNotAvailableError,
+  TargetNotEmptyError,
+} from './cli-errors.js';
+import { checkRedisAnswers } from './redis-preflight.js';
+
+/**
+ * What the command does with the backend. `read`: the store must exist already (an `ls` of
+ * a mistyped path must not create an empty store there), and Redis is opened without a
+ * durability probe (reading needs none, and managed servers often refuse CONFIG). `write`:
+ * the store may be created, and Redis durable writes wait for the AOF unless the URL says.
+ */
+export type BackendRole = 'read' | 'write';
+
+/** The file `@keepsake/fs` writes at the root of every store (see its README, Layout). */
+const FS_LAYOUT_MARKER = 'keepsake-fs.json';
+
+/** Creates the adapter a URL names and opens it; the caller closes it. */
+export async function openBackend(spec: BackendSpec, role: BackendRole): Promise<StorageAdapter> {
+  const adapter = await createBackend(spec, role);
+  try {
+    await adapter.open();
+  } catch (error) {
+    await adapter.close().catch(() => undefined);
+    throw error;
+  }
+  return adapter;
+}
+
+/**
+ * Creates the adapter a URL names without opening it (a session store opens its adapter
+ * itself). What can be checked before, is: the directory of an fs store, and that a Redis
+ * server answers and accepts the credentials.
+ */
+export async function createBackend(spec: BackendSpec, role: BackendRole): Promise<StorageAdapter> {
+  switch (spec.scheme) {
+    case 'fs':
+      await checkFsDirectory(spec, role);
+      return (await import('@keepsake/fs')).fsAdapter({ directory: spec.directory });
+    case 'redis':
+      return createRedisAdapter(spec, role);
+    case 's3':
+      throw new SchemeNotAvailableError(
+        's3',
+        'the S3 adapter (@keepsake/s3) has not landed yet; migrate to or from fs:// or redis:// for now',
+      );
+  }
+}
+
+async function createRedisAdapter(
+  spec: RedisBackendSpec,
+  role: BackendRole,
+): Promise<StorageAdapter> {
+  await checkRedisAnswers(spec);
+  const { redisAdapter } = await import('@keepsake/redis');
+  const durability = spec.durability ?? (role === 'read' ? 'none' : 'aof');
+  return redisAdapter({
+    url: spec.connectionUrl,
+    keyPrefix: spec.keyPrefix,
+    durability,
+    ...(spec.replicas === null ? {} : { replicas: spec.replicas }),
+    connectTimeoutMs: spec.connectTimeoutMs,
+    socketTimeoutMs: Math.max(10_000, spec.connectTimeoutMs + 1),
+  });
+}
+
+async function checkFsDirectory(spec: FsBackendSpec, role: BackendRole): Promise<void> {
+  const { directory } = spec;
+  let entries: string[];
+  try {
+    const stats = await stat(directory);
+    if (!stats.isDirectory()) {
+      throw new NothingThereError(`${directory} is a file, not a Keepsake store directory`);
+    }
+    entries = await readdir(directory);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && role === 'write') return;
+    if (code === 'ENOENT') {
+      throw new NothingThereError(
+        `No Keepsake store at ${directory}: the directory does not exist`,
+      );
+    }
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new PermissionDeniedError(directory, `cannot read the directory (${code})`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  if (entries.includes(FS_LAYOUT_MARKER)) {
+    await readFile(`${directory}/${FS_LAYOUT_MARKER}`).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EACCES' || error.code === 'EPERM') {
+        throw new PermissionDeniedError(directory, `cannot read ${FS_LAYOUT_MARKER}`, {
+          cause: error,
+        });
+      }
+    });
+    return;
+  }
+  if (role === 'read') {
+    throw new NothingThereError(
+      `${directory} is not a Keepsake store (it has no ${FS_LAYOUT_MARKER})`,
+    );
+  }
+  if (entries.length > 0) {
+    throw new TargetNotEmptyError(
+      `${directory} holds files but is not a Keepsake store (no ${FS_LAYOUT_MARKER}); refusing to write a store into it. Name an empty or new directory.`,
+    );
+  }
+}
