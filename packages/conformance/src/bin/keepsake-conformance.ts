@@ -77,6 +77,10 @@ if (values.help === true || positionals.length !== 1) {
       run: true,
       include: ['dist/runner/external-suite.js'],
       exclude: [],
+      // Inside node_modules the runner would be loaded by plain Node, whose import() runs a
+      // .ts initializer but does not map its `./x.js` imports to `./x.ts` (issue 24).
+      // Inlined, the runner and the initializer it imports go through vite's resolver.
+      server: { deps: { inline: [/@keepsake[\\/]conformance/] } },
       testTimeout: options.testTimeoutMs ?? 20_000,
       hookTimeout: options.testTimeoutMs ?? 20_000,
       ...(values.test === undefined ? {} : { testNamePattern: values.test }),
