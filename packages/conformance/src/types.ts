@@ -7,6 +7,13 @@ import type { StorageAdapter } from '@keepsake/core';
 export interface ConformanceInitializer {
   /** Shown in the suite name and the clause report ("memory", "fs", "redis"…). */
   name: string;
+  /**
+   * Optional: the absolute path of a module whose default export is this initializer,
+   * importable by plain `node` (JavaScript, or TypeScript without relative imports). With
+   * `sharedAcrossProcesses` declared, H1 starts a real second process on it; without it
+   * that test is reported "not verified". `keepsake-conformance` sets it to its file.
+   */
+  initializerModule?: string;
   /** Runs once before any adapter is created (start a server, make a temp directory). */
   setup?(): Promise<void>;
   /** Runs once after every test of the suite (stop the server, remove the directory). */

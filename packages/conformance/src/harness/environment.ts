@@ -158,6 +158,9 @@ export class TestEnvironment {
    */
   crashNotSimulated = false;
 
+  /** Set by a test that could not try what it checks (no second process); see `crashNotSimulated`. */
+  notVerifiedNote: string | null = null;
+
   /** `crash`, then a new store on a new adapter of the same namespace (cold cache). */
   async restartAfterCrash(
     opened: OpenedStore,

@@ -7,14 +7,17 @@ export const NOT_VERIFIED_NOTE = 'not verified (no crash simulation)';
 /** The key in a test's vitest meta (the JSON reporter writes meta out). */
 export const NOT_VERIFIED_META_KEY = 'keepsakeNotVerified';
 
-export function markNotVerified(meta: object): void {
-  (meta as Record<string, unknown>)[NOT_VERIFIED_META_KEY] = NOT_VERIFIED_NOTE;
+/** Why `sharedAcrossProcesses` was not tried in a second process. */
+export const NO_SECOND_PROCESS_NOTE = 'not verified (no initializerModule for a second process)';
+
+export function markNotVerified(meta: object, note = NOT_VERIFIED_NOTE): void {
+  (meta as Record<string, unknown>)[NOT_VERIFIED_META_KEY] = note;
 }
 
 export function isMarkedNotVerified(meta: unknown): boolean {
   return (
     typeof meta === 'object' &&
     meta !== null &&
-    (meta as Record<string, unknown>)[NOT_VERIFIED_META_KEY] === NOT_VERIFIED_NOTE
+    typeof (meta as Record<string, unknown>)[NOT_VERIFIED_META_KEY] === 'string'
   );
 }

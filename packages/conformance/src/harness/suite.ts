@@ -120,6 +120,10 @@ function createRegistrar(
           try {
             await body(env);
             if (env.crashNotSimulated) await reportNotVerified(testContext);
+            else if (env.notVerifiedNote !== null) {
+              markNotVerified(testContext.task.meta, env.notVerifiedNote);
+              await testContext.annotate(env.notVerifiedNote, 'warning');
+            }
           } catch (error) {
             failed = true;
             throw explainLikelyHookFault(env, error);

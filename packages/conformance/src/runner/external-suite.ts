@@ -31,4 +31,4 @@ if (
   );
 }
 const options = JSON.parse(process.env[OPTIONS_ENV] ?? '{}') as ConformanceOptions;
-runConformance(initializer, options);
+runConformance({ initializerModule: file, ...initializer }, options);

@@ -13,6 +13,9 @@ for (const mutant of MUTANTS) {
   runConformance(
     {
       ...base,
+      ...(mutant.initializerModule === undefined
+        ? {}
+        : { initializerModule: mutant.initializerModule }),
       async createAdapter(namespace) {
         return mutant.wrap(await memory.initializer.createAdapter(namespace));
       },

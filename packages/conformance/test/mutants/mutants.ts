@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type {
   AppendLogResult,
   Collection,
@@ -33,6 +34,8 @@ export interface Mutant {
   readonly clauses: readonly ClauseId[];
   /** Whether the initializer simulates a power loss (needed to see durability defects). */
   readonly crashSimulation: boolean;
+  /** The module a second real process loads (for the `sharedAcrossProcesses` check). */
+  readonly initializerModule?: string;
   wrap(inner: StorageAdapter): StorageAdapter;
 }
 
@@ -128,6 +131,12 @@ class MissingIndexPatched extends DelegatingAdapter {
     const page = await this.inner.listIndex({ cursor: null, limit: 1 });
     if (page.status === 'missing') return this.inner.replaceIndex([summary], options);
     return this.inner.putIndexEntry(summary, options);
+  }
+}
+
+class SharedClaimInProcessOnly extends DelegatingAdapter {
+  override get capabilities(): StorageAdapter['capabilities'] {
+    return { ...this.inner.capabilities, sharedAcrossProcesses: true };
   }
 }
 
@@ -328,6 +337,14 @@ const mutant = (
 ): Mutant => ({ name, defect, clauses, wrap, crashSimulation });
 
 export const MUTANTS: readonly Mutant[] = [
+  {
+    name: 'shared-claim-in-process-only',
+    defect: 'declares sharedAcrossProcesses over storage that lives in one process',
+    clauses: ['H1'],
+    crashSimulation: false,
+    initializerModule: fileURLToPath(new URL('./shared-claim-initializer.ts', import.meta.url)),
+    wrap: (inner) => new SharedClaimInProcessOnly(inner),
+  },
   mutant(
     'no-revision-check',
     'putDocument ignores expectedRevision',
