@@ -18,12 +18,26 @@ export interface ErrorReport {
  * backend error by what caused it); anything else is a failure the CLI did not expect.
  */
 export function reportError(error: unknown): ErrorReport {
-  if (CliError.isInstance(error)) return { exitCode: error.exitCode, message: error.message };
+  const own = cliErrorIn(error);
+  if (own !== null) return { exitCode: own.exitCode, message: own.message };
   if (KeepsakeError.isInstance(error)) {
     return { exitCode: keepsakeExitCode(error), message: error.message };
   }
   const message = error instanceof Error ? error.message : String(error);
   return { exitCode: EXIT_CODES.failure, message: `unexpected failure: ${message}` };
+}
+
+/**
+ * The CLI's own error, also where core wrapped it: an error the migration's target wrapper
+ * throws reaches the CLI as the cause of core's BackendError ("failed to write a document").
+ */
+function cliErrorIn(error: unknown): CliError | null {
+  let cause: unknown = error;
+  for (let depth = 0; typeof cause === 'object' && cause !== null && depth < 10; depth++) {
+    if (CliError.isInstance(cause)) return cause;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return null;
 }
 
 function keepsakeExitCode(error: KeepsakeError): number {

@@ -117,7 +117,7 @@ async function restoredBytes(
   }
   if (adapter.readQuarantined === undefined) {
     throw new UsageError(
-      `the ${adapter.name} adapter cannot read quarantined bytes back; give a repaired copy with --file`,
+      `the ${adapter.name} adapter cannot read quarantined bytes back (it does not implement readQuarantined); the bytes are at ${entry.location}: save the document as JSON to a file and restore it with --file <path>`,
     );
   }
   const bytes = await adapter.readQuarantined(entry.location);
