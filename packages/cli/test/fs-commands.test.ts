@@ -322,7 +322,7 @@ describe('keepsake export and import (fs)', () => {
     await keepsake(['export', store, '-o', file]);
     const lines = (await readFile(file, 'utf8')).split('\n');
     const truncated = join(root.path, 'truncated.jsonl');
-    await writeFile(truncated, lines.slice(0, 5).join('\n') + '\n');
+    await writeFile(truncated, `${lines.slice(0, 5).join('\n')}\n`);
     const altered = join(root.path, 'altered.jsonl');
     await writeFile(altered, lines.join('\n').replace('Question 1', 'Question 7'));
     for (const [path, reason] of [
