@@ -22,7 +22,14 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const keepTemp = process.argv.includes('--keep');
-const exampleAdapterDirectory = path.join(repoRoot, 'examples', 'map-adapter');
+/** The example adapters, each with the test file its README's runConformance block becomes. */
+const exampleAdapters = [
+  { directory: path.join(repoRoot, 'examples', 'map-adapter'), testFile: 'conformance.test.ts' },
+  {
+    directory: path.join(repoRoot, 'examples', 'sqlite-adapter'),
+    testFile: 'sqlite-conformance.test.ts',
+  },
+];
 
 class SmokeTestFailure extends Error {
   name = 'SmokeTestFailure';
@@ -107,7 +114,7 @@ function packagesToPack() {
     .map((entry) => path.join(packagesDirectory, entry.name))
     .filter((directory) => existsSync(path.join(directory, 'package.json')))
     .filter((directory) => readJson(path.join(directory, 'package.json')).private !== true);
-  return [...published, exampleAdapterDirectory].map((directory) => {
+  return [...published, ...exampleAdapters.map((example) => example.directory)].map((directory) => {
     const manifest = readJson(path.join(directory, 'package.json'));
     if (!existsSync(path.join(directory, 'dist'))) {
       throw new SmokeTestFailure(`${manifest.name} has no dist/: run \`pnpm build\` first`);
@@ -220,15 +227,16 @@ function writeReadmeSnippets(projectDirectory) {
  * The example adapter's README: its block that calls runConformance( becomes the test file;
  * its other TypeScript blocks are type-checked like the root README's. Returns their count.
  */
-function writeExampleSnippets(projectDirectory) {
-  const exampleReadme = path.join(exampleAdapterDirectory, 'README.md');
+function writeExampleSnippets(projectDirectory, example) {
+  const exampleReadme = path.join(example.directory, 'README.md');
+  const prefix = path.basename(example.directory);
   const typescriptBlocks = codeBlocks(exampleReadme).filter((block) => block.language === 'ts');
   const testBlock = typescriptBlocks.find((block) => block.code.includes('runConformance('));
   if (testBlock === undefined) {
     throw new SmokeTestFailure(`${exampleReadme} has no ts block that calls runConformance(`);
   }
   for (const [index, block] of typescriptBlocks.entries()) {
-    const file = block === testBlock ? 'conformance.test.ts' : `example-readme-${index + 1}.ts`;
+    const file = block === testBlock ? example.testFile : `${prefix}-readme-${index + 1}.ts`;
     writeFileSync(path.join(projectDirectory, file), block.code);
   }
   return typescriptBlocks.length;
@@ -241,6 +249,9 @@ function writeExampleSnippets(projectDirectory) {
  * still fails; remove an entry when its README links to the repository instead.
  */
 const KNOWN_DEAD_LINKS = new Set([
+  '@keepsake/cli README.md ../../docs/architecture.md',
+  '@keepsake/cli README.md ../../docs/contract.md',
+  '@keepsake/cli README.md ../redis/README.md',
   '@keepsake/core README.md ../../docs/contract.md',
   '@keepsake/fs README.md ../../bench/results/latest.md',
   '@keepsake/fs README.md ../../docs/architecture.md',
@@ -345,11 +356,14 @@ async function main() {
     log(`installed the tarballs with npm in ${project}`);
 
     const snippets = writeReadmeSnippets(project);
-    const exampleSnippets = writeExampleSnippets(project);
+    const exampleSnippets = exampleAdapters.reduce(
+      (count, example) => count + writeExampleSnippets(project, example),
+      0,
+    );
     const tsc = path.join(project, 'node_modules', 'typescript', 'bin', 'tsc');
     run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, capture: true });
     log(
-      `type-checked ${snippets.count} README.md snippet(s) and ${exampleSnippets} of examples/map-adapter/README.md`,
+      `type-checked ${snippets.count} README.md snippet(s) and ${exampleSnippets} of the example adapters' READMEs`,
     );
 
     const printed = run(process.execPath, [path.join('dist', 'quick-start.js')], {
@@ -363,9 +377,11 @@ async function main() {
     }
     log('the README quick start ran and printed what the README says');
 
-    log('running @keepsake/conformance against @keepsake/example-map-adapter');
+    log(
+      'running @keepsake/conformance against the example adapters (map; sqlite with crash simulation)',
+    );
     const vitest = path.join(project, 'node_modules', 'vitest', 'vitest.mjs');
-    run(process.execPath, [vitest, 'run', 'conformance.test.ts'], {
+    run(process.execPath, [vitest, 'run', ...exampleAdapters.map((example) => example.testFile)], {
       cwd: project,
     });
     log('passed');

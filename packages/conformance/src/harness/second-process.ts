@@ -16,8 +16,11 @@ const [moduleFile, namespace, sessionId] = process.argv.slice(2);
 if (moduleFile === undefined || namespace === undefined || sessionId === undefined) {
   throw new TypeError('usage: second-process <initializer module> <namespace> <session id>');
 }
-const imported = (await import(pathToFileURL(moduleFile).href)) as { default: Initializer };
+const imported = (await import(pathToFileURL(moduleFile).href)) as { default?: Initializer };
 const initializer = imported.default;
+if (typeof initializer?.createAdapter !== 'function') {
+  throw new TypeError(`${moduleFile} (initializerModule) must export default the initializer`);
+}
 await initializer.setup?.();
 const store = createSessionStore({ adapter: await initializer.createAdapter(namespace) });
 const session = await store.load(sessionId);

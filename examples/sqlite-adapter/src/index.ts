@@ -1,0 +1,5 @@
+export {
+  type SqliteAdapterOptions,
+  sqliteAdapter,
+  sqliteAdapterCapabilities,
+} from './sqlite-adapter.js';
