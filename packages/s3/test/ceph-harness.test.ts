@@ -19,7 +19,11 @@ afterAll(async () => {
 describe('the Ceph test cluster', () => {
   it('serves S3 on loopback and keeps acknowledged objects across a radosgw crash', async () => {
     const client = new S3Client(
-      testClientConfig({ endpoint: cluster.endpoint, region: 'us-east-1', credentials: cluster.credentials }),
+      testClientConfig({
+        endpoint: cluster.endpoint,
+        region: 'us-east-1',
+        credentials: cluster.credentials,
+      }),
     );
     const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
     await client.send(new CreateBucketCommand({ Bucket: 'harness' }));

@@ -43,11 +43,14 @@ export class CephCluster {
   private readonly osd: Daemon;
   private readonly gateway: Daemon;
 
-  private constructor(
-    readonly directory: string,
-    readonly monitorPort: number,
-    readonly gatewayPort: number,
-  ) {
+  readonly directory: string;
+  readonly monitorPort: number;
+  readonly gatewayPort: number;
+
+  private constructor(directory: string, monitorPort: number, gatewayPort: number) {
+    this.directory = directory;
+    this.monitorPort = monitorPort;
+    this.gatewayPort = gatewayPort;
     const config = this.configFile;
     this.credentials = {
       accessKeyId: `KEEPSAKE${randomBytes(6).toString('hex').toUpperCase()}`,

@@ -50,7 +50,7 @@ osd crush update on start = true
 debug ms = 0
 
 [${GATEWAY_NAME}]
-rgw frontends = beast endpoint=127.0.0.1:${gatewayPort}
+rgw frontends = beast endpoint=127.0.0.1:${gatewayPort} tcp_nodelay=1
 rgw data = ${directory}/rgw
 rgw thread pool size = 64
 rgw enable usage log = false

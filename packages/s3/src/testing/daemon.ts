@@ -23,11 +23,15 @@ export class Daemon {
   private child: ChildProcess | null = null;
   private output = '';
 
-  constructor(
-    readonly label: string,
-    private readonly binary: string,
-    private readonly args: readonly string[],
-  ) {}
+  readonly label: string;
+  private readonly binary: string;
+  private readonly args: readonly string[];
+
+  constructor(label: string, binary: string, args: readonly string[]) {
+    this.label = label;
+    this.binary = binary;
+    this.args = args;
+  }
 
   get pid(): number | null {
     return this.child?.pid ?? null;

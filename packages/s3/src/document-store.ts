@@ -1,0 +1,237 @@
+import {
+  BackendError,
+  BackendUnavailableError,
+  type Collection,
+  type DeleteOptions,
+  type DocumentWrite,
+  type IdPage,
+  type ListDocumentsOptions,
+  type PutResult,
+  type StoredDocument,
+  type WriteOptions,
+  WriteOutcomeUnknownError,
+} from '@keepsake/core';
+import { backoffDelay, sleep } from './backoff.js';
+import { ADAPTER_NAME, classify, toKeepsakeError } from './errors.js';
+import { EtagCache } from './etag-cache.js';
+import type { ObjectInfo, PutConditions } from './requests.js';
+import { KeyedQueue, type StorageContext } from './storage-context.js';
+import { REVISION_METADATA, revisionOf, WRITE_METADATA } from './write-tokens.js';
+
+/** Conditional PUTs that may meet a stale ETag of the very revision expected, in a row. */
+const STALE_ETAG_REFRESHES = 2;
+
+/**
+ * Documents (sessions, retained revisions, lifecycle state): one object each, its bytes
+ * exactly the text core wrote, its revision in user metadata.
+ *
+ * B4: a create is `PUT If-None-Match: *`; an update is `PUT If-Match: <ETag of the expected
+ * revision>`, one request when the ETag is known from this adapter's last read or write.
+ * 412 means another writer got there first: a HEAD then gives the current revision for the
+ * conflict. B1: a PUT is atomic on S3, so a reader sees the old or the new object.
+ *
+ * B2, B4 under failures: an attempt whose reply was lost (timeout, reset, 5xx, 409
+ * ConditionalRequestConflict) is followed, after a backoff, by a HEAD: the object carries
+ * the write token of the PUT that made it, so a write that landed is recognised as this
+ * one's and never reported as another writer's conflict; one that did not land is sent
+ * again with the same condition. When every attempt failed, the write rejects with
+ * `WriteOutcomeUnknownError` and core settles it before the session's next write.
+ */
+export class DocumentStore {
+  private readonly etags = new EtagCache();
+  private readonly queue = new KeyedQueue();
+
+  private readonly context: StorageContext;
+
+  constructor(context: StorageContext) {
+    this.context = context;
+  }
+
+  async get(collection: Collection, id: string): Promise<StoredDocument | null> {
+    const key = this.context.keys.document(collection, id);
+    const read = await this.context.requests.get(key, 'read a document');
+    if (read === null) {
+      this.etags.forget(key);
+      return null;
+    }
+    const revision = revisionOf(read.metadata);
+    this.etags.remember(key, { revision, etag: read.etag });
+    return { revision, base: read.body, deltas: [] };
+  }
+
+  async has(collection: Collection, id: string): Promise<boolean> {
+    const key = this.context.keys.document(collection, id);
+    return (await this.context.requests.head(key, 'check a document')) !== null;
+  }
+
+  put(
+    collection: Collection,
+    id: string,
+    write: DocumentWrite,
+    options: WriteOptions,
+  ): Promise<PutResult> {
+    if (write.kind !== 'full') {
+      throw new BackendError(
+        ADAPTER_NAME,
+        'write a delta (the s3 adapter does not declare appendDeltas: every save is a full PUT)',
+      );
+    }
+    const key = this.context.keys.document(collection, id);
+    if (this.context.checksConditionsItself()) {
+      return this.queue.run(key, () => this.write(key, write, options.expectedRevision, true));
+    }
+    return this.write(key, write, options.expectedRevision, false);
+  }
+
+  private async write(
+    key: string,
+    write: DocumentWrite,
+    expected: number | null,
+    checkFirst: boolean,
+  ): Promise<PutResult> {
+    const { requests } = this.context;
+    const token = this.context.nextWriteToken();
+    const metadata = { [REVISION_METADATA]: String(write.revision), [WRITE_METADATA]: token };
+    const operation = 'write a document';
+    let conditions: PutConditions;
+    const cached = this.etags.get(key);
+    if (expected === null) conditions = { ifNoneMatch: true };
+    else if (cached?.revision === expected && !checkFirst) conditions = { ifMatch: cached.etag };
+    else {
+      const found = await this.current(key, expected);
+      if ('conflict' in found) return found.conflict;
+      conditions = { ifMatch: found.etag };
+    }
+    if (checkFirst && expected === null) {
+      const existing = await requests.head(key, 'check a document');
+      if (existing !== null) return this.conflictWith(key, existing);
+    }
+    let refreshes = 0;
+    for (let attempt = 0; ; ) {
+      let outcome: Awaited<ReturnType<typeof requests.putOnce>>;
+      try {
+        outcome = await requests.putOnce(key, write.text, metadata, conditions);
+      } catch (error) {
+        const failure = classify(error);
+        if (failure.kind !== 'transient') throw toKeepsakeError(error, operation);
+        attempt++;
+        if (attempt >= requests.retry.attempts) {
+          throw failure.sent
+            ? new WriteOutcomeUnknownError(ADAPTER_NAME, operation, { cause: error })
+            : new BackendUnavailableError(ADAPTER_NAME, `${operation}: not sent`, { cause: error });
+        }
+        await sleep(backoffDelay(requests.retry, attempt - 1));
+        if (failure.sent && (await this.landed(key, token, write.revision))) return { ok: true };
+        continue;
+      }
+      if (outcome.ok) {
+        this.etags.remember(key, { revision: write.revision, etag: outcome.etag });
+        return { ok: true };
+      }
+      // 412: another writer, or an earlier attempt of this very write that landed.
+      const stored = await this.headForWrite(key);
+      if (stored !== null && stored.metadata[WRITE_METADATA] === token) {
+        this.etags.remember(key, { revision: write.revision, etag: stored.etag });
+        return { ok: true };
+      }
+      if (stored === null && expected === null && attempt + 1 < requests.retry.attempts) {
+        // Created and deleted again between the PUT and the HEAD: try the create again.
+        attempt++;
+        continue;
+      }
+      if (stored !== null && expected !== null && revisionOf(stored.metadata) === expected) {
+        // The revision expected is stored, under another ETag than the one remembered (the
+        // same revision written again after a delete, or out of band): retry against it.
+        if (refreshes < STALE_ETAG_REFRESHES) {
+          refreshes++;
+          conditions = { ifMatch: stored.etag };
+          continue;
+        }
+      }
+      return stored === null ? this.conflictWithNothing(key) : this.conflictWith(key, stored);
+    }
+  }
+
+  /** The ETag of the expected revision, or the conflict when another revision is stored. */
+  private async current(
+    key: string,
+    expected: number,
+  ): Promise<{ etag: string } | { conflict: PutResult }> {
+    const stored = await this.context.requests.head(key, 'check a document');
+    if (stored === null) return { conflict: this.conflictWithNothing(key) };
+    const revision = revisionOf(stored.metadata);
+    this.etags.remember(key, { revision, etag: stored.etag });
+    if (revision !== expected) return { conflict: { ok: false, currentRevision: revision } };
+    return { etag: stored.etag };
+  }
+
+  /** After an attempt whose reply was lost: whether the object now is this write's. */
+  private async landed(key: string, token: string, revision: number): Promise<boolean> {
+    const stored = await this.headForWrite(key);
+    if (stored === null || stored.metadata[WRITE_METADATA] !== token) return false;
+    this.etags.remember(key, { revision, etag: stored.etag });
+    return true;
+  }
+
+  /** A HEAD whose failure leaves the write's outcome unknown. */
+  private async headForWrite(key: string): Promise<ObjectInfo | null> {
+    try {
+      return await this.context.requests.head(key, 'check whether a write landed');
+    } catch (error) {
+      throw new WriteOutcomeUnknownError(ADAPTER_NAME, 'write a document', { cause: error });
+    }
+  }
+
+  private conflictWith(key: string, stored: ObjectInfo): PutResult {
+    const revision = revisionOf(stored.metadata);
+    this.etags.remember(key, { revision, etag: stored.etag });
+    return { ok: false, currentRevision: revision };
+  }
+
+  private conflictWithNothing(key: string): PutResult {
+    this.etags.forget(key);
+    return { ok: false, currentRevision: null };
+  }
+
+  /**
+   * Deletes a document. With `expectedRevision`, a HEAD checks the revision first; the
+   * delete itself is not conditional (Ceph RGW ignores `If-Match` on DELETE, and core never
+   * relies on a conditional delete).
+   */
+  async delete(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult> {
+    const key = this.context.keys.document(collection, id);
+    if (options.expectedRevision !== undefined) {
+      const stored = await this.context.requests.head(key, 'check a document');
+      const revision = stored === null ? null : revisionOf(stored.metadata);
+      if (revision !== options.expectedRevision) return { ok: false, currentRevision: revision };
+    }
+    await this.context.requests.delete(key, 'delete a document');
+    this.etags.forget(key);
+    return { ok: true };
+  }
+
+  /** Ids in key order (S3 lists in UTF-8 byte order: for these ids, string order). */
+  async list(collection: Collection, options: ListDocumentsOptions): Promise<IdPage> {
+    const { keys, requests } = this.context;
+    const base = keys.documentPrefix(collection);
+    const ids: string[] = [];
+    let startAfter = options.cursor === null ? undefined : `${base}${options.cursor}`;
+    let more = true;
+    while (more && ids.length < options.limit) {
+      const page = await requests.list(
+        `${base}${options.prefix ?? ''}`,
+        {
+          maxKeys: Math.min(1000, options.limit - ids.length),
+          ...(startAfter === undefined ? {} : { startAfter }),
+        },
+        'list documents',
+      );
+      for (const object of page.objects) ids.push(keys.documentId(collection, object.key));
+      more = page.nextToken !== null;
+      const last = page.objects.at(-1);
+      if (last === undefined) break;
+      startAfter = last.key;
+    }
+    return { ids, nextCursor: more && ids.length > 0 ? ids.at(-1)! : null };
+  }
+}

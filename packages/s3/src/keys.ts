@@ -1,0 +1,107 @@
+import type { Collection } from '@keepsake/core';
+
+/** Width of the zero-padded numbers in keys, so that S3's lexicographic order is numeric. */
+const SEQUENCE_WIDTH = 16;
+const TIME_WIDTH = 15;
+
+/**
+ * Every object key of one namespace (one prefix). Ids were validated by core
+ * (`[A-Za-z0-9_-]`, and `<sessionId>.<revision>` in `revisions`), so they are used as they
+ * are: S3 keys are case-sensitive, and none of these characters needs escaping.
+ *
+ * ```
+ * <prefix>/doc/<collection>/<id>                       a document (one object, conditional PUT)
+ * <prefix>/journal/<sessionId>/<runId>/<firstSequence> a segment of a run's journal
+ * <prefix>/index/<sessionId>/<updatedAt>               a session's index entry (its summary)
+ * <prefix>/index/.present                              the index exists (B7: missing vs empty)
+ * <prefix>/quarantine/<collection>/<id>/<time>-<nonce> a quarantined document's bytes
+ * <prefix>/probe/<nonce>                               the capability probe's scratch object
+ * ```
+ */
+export class KeyLayout {
+  readonly root: string;
+
+  constructor(prefix: string) {
+    this.root = `${prefix}/`;
+  }
+
+  document(collection: Collection, id: string): string {
+    return `${this.documentPrefix(collection)}${id}`;
+  }
+
+  documentPrefix(collection: Collection): string {
+    return `${this.root}doc/${collection}/`;
+  }
+
+  /** The id of a document key listed under `documentPrefix(collection)`. */
+  documentId(collection: Collection, key: string): string {
+    return key.slice(this.documentPrefix(collection).length);
+  }
+
+  sessionJournals(sessionId: string): string {
+    return `${this.root}journal/${sessionId}/`;
+  }
+
+  journal(sessionId: string, runId: string): string {
+    return `${this.sessionJournals(sessionId)}${runId}/`;
+  }
+
+  segment(sessionId: string, runId: string, firstSequence: number): string {
+    return `${this.journal(sessionId, runId)}${pad(firstSequence, SEQUENCE_WIDTH)}`;
+  }
+
+  /** The first sequence of a segment key, or null for a key that is not one. */
+  segmentFirstSequence(journalPrefix: string, key: string): number | null {
+    const rest = key.slice(journalPrefix.length);
+    if (!/^\d{16}$/.test(rest)) return null;
+    return Number(rest);
+  }
+
+  /** StartAfter for a listing of the segments whose first sequence is above `sequence`. */
+  segmentsAfter(sessionId: string, runId: string, sequence: number): string {
+    return this.segment(sessionId, runId, sequence);
+  }
+
+  get indexEntries(): string {
+    return `${this.root}index/`;
+  }
+
+  indexEntriesOf(sessionId: string): string {
+    return `${this.indexEntries}${sessionId}/`;
+  }
+
+  indexEntry(sessionId: string, updatedAt: number): string {
+    return `${this.indexEntriesOf(sessionId)}${pad(updatedAt, TIME_WIDTH)}`;
+  }
+
+  /** The session id and updatedAt of an index entry key, or null for a key that is not one. */
+  parseIndexEntry(key: string): { sessionId: string; updatedAt: number } | null {
+    const match = /^([A-Za-z0-9_-]{1,128})\/(\d{15})$/.exec(key.slice(this.indexEntries.length));
+    if (match === null) return null;
+    return { sessionId: match[1]!, updatedAt: Number(match[2]) };
+  }
+
+  /** Listed with the entries (ids hold no "."), so one LIST says whether the index exists. */
+  get indexPresent(): string {
+    return `${this.indexEntries}.present`;
+  }
+
+  get quarantine(): string {
+    return `${this.root}quarantine/`;
+  }
+
+  quarantined(collection: Collection, id: string, nonce: string): string {
+    return `${this.quarantine}${collection}/${id}/${nonce}`;
+  }
+
+  probe(nonce: string): string {
+    return `${this.root}probe/${nonce}`;
+  }
+}
+
+function pad(value: number, width: number): string {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`a key number must be a non-negative safe integer, not ${value}`);
+  }
+  return String(value).padStart(width, '0');
+}
