@@ -390,6 +390,36 @@ describe('keepsake migrate (fs → fs)', () => {
   });
 });
 
+describe('a store with a document that does not parse', () => {
+  it('show reports it (exit 9) and migrate copies the rest, names it and exits 9', async () => {
+    const { path } = await sampleStoreAt('one-corrupt', 3);
+    const adapter = await openFs(path);
+    const current = (await adapter.getDocument('sessions', 'chat-0002'))!;
+    await adapter.putDocument(
+      'sessions',
+      'chat-0002',
+      { kind: 'full', revision: current.revision + 1, text: '{"messages": 5}' },
+      { expectedRevision: current.revision, durable: false },
+    );
+    await adapter.close();
+    const shown = await keepsake(['show', path, 'chat-0002']);
+    expect(shown.exitCode).toBe(EXIT_CODES.problemsFound);
+    expect(shown.stderr).toContain('session "chat-0002" does not parse');
+    const target = join(root.path, 'one-corrupt-copy');
+    const migrated = await keepsake(['migrate', '--from', path, '--to', target]);
+    expect(migrated.exitCode).toBe(EXIT_CODES.problemsFound);
+    expect(migrated.stdout).toContain('not copied: sessions/chat-0002 does not parse');
+    const listed = JSON.parse((await keepsake(['ls', target, '--json'])).stdout) as {
+      sessions: Array<{ id: string }>;
+    };
+    expect(listed.sessions.map((session) => session.id).sort()).toEqual([
+      'chat-0000',
+      'chat-0001',
+      'chat-crashed',
+    ]);
+  });
+});
+
 describe('exit codes (fs and URLs)', () => {
   it('3 for a URL that cannot be parsed or has an unknown option', async () => {
     for (const url of [

@@ -149,7 +149,7 @@ describe('keepsake migrate', () => {
         child.stderr.on('data', (chunk: Buffer) => {
           progress += chunk.toString('utf8');
           // Plain progress lines (stderr is a pipe): kill at the first past 30%.
-          const done = [...progress.matchAll(/^copy: (\d+)\/(\d+)/gm)].at(-1);
+          const done = [...progress.matchAll(/^copy: (\d+)\/(\d+)\s/gm)].at(-1);
           if (done !== undefined && Number(done[1]) * 10 >= Number(done[2]) * 3 && child.pid) {
             process.kill(child.pid, 'SIGKILL');
             resolve();

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ProblemsFoundError } from '../cli-errors.js';
 import type { CommandContext } from '../command-context.js';
 import { ExportReader } from '../export-file/export-reader.js';
 import { ExportWriter } from '../export-file/export-writer.js';
@@ -57,10 +58,19 @@ export async function exportCommand(
           options.json === true,
         );
       } else {
-        const { documents, journalRecords } = outcome.migration;
+        const { documents, journalRecords, skippedCorrupt } = outcome.migration;
         await context.note(
           `exported ${documents.sessions} sessions, ${documents.revisions} retained revisions, ${documents.lifecycle} lifecycle states, ${journalRecords} journal records`,
         );
+        for (const item of skippedCorrupt) {
+          await context.note(`not exported: ${item} does not parse (see keepsake verify)`);
+        }
+        if (skippedCorrupt.length > 0) {
+          throw new ProblemsFoundError(
+            skippedCorrupt.length,
+            `export ${spec.display}: not everything was exported`,
+          );
+        }
       }
     } catch (error) {
       await file?.abandon();

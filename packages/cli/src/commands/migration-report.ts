@@ -4,7 +4,7 @@ import type { MigrationOutcome } from '../migration/run-migration.js';
 
 /**
  * Prints what a migration (migrate, import, export) did and what the comparison found, and
- * fails with exit 9 when the target does not hold what the source does.
+ * fails with exit 9 when the target does not hold everything the source does.
  */
 export async function reportMigration(
   context: CommandContext,
@@ -15,7 +15,10 @@ export async function reportMigration(
   const { migration, comparison } = outcome;
   const mismatches = comparison?.mismatches ?? [];
   if (json) {
-    await context.printJson({ ok: mismatches.length === 0, ...outcome });
+    await context.printJson({
+      ok: mismatches.length === 0 && migration.skippedCorrupt.length === 0,
+      ...outcome,
+    });
   } else {
     const { documents } = migration;
     await context.print(
@@ -27,7 +30,9 @@ export async function reportMigration(
           : ''),
     );
     for (const item of migration.skippedCorrupt) {
-      await context.print(`not copied: ${item} does not parse (see keepsake verify)`);
+      await context.print(
+        `not copied: ${item} does not parse (keepsake verify lists it; repair it, or let a load move it to quarantine, then migrate again with --resume)`,
+      );
     }
     for (const { item, location } of outcome.replaced) {
       await context.print(`replaced: ${item}; the target's version was moved to ${location}`);
@@ -49,5 +54,8 @@ export async function reportMigration(
       if (mismatches.length > 50) await context.print(`… and ${mismatches.length - 50} more`);
     }
   }
-  if (mismatches.length > 0) throw new ProblemsFoundError(mismatches.length, `${what}: comparison`);
+  // A document that does not parse is left behind by design (core never copies one), but the
+  // target then lacks it: the operator has to hear it in the exit code, not only read it.
+  const problems = mismatches.length + migration.skippedCorrupt.length;
+  if (problems > 0) throw new ProblemsFoundError(problems, `${what}: not everything was copied`);
 }
