@@ -384,6 +384,10 @@ describe('keepsake migrate (fs → fs)', () => {
     );
     const quarantined = await keepsake(['quarantine', 'ls', target, '--json']);
     expect(quarantined.stdout).toContain('keepsake migrate --force');
+    // The target's quarantine now holds a document; a migration out of it says it leaves it.
+    const onward = await keepsake(['migrate', '--from', target, '--to', join(root.path, 'onward')]);
+    expect(onward.exitCode).toBe(EXIT_CODES.ok);
+    expect(onward.stderr).toContain("the source's quarantine holds 1 document(s)");
     expect((await keepsake(['migrate', '--from', store, '--to', store])).exitCode).toBe(
       EXIT_CODES.usage,
     );

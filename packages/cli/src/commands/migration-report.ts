@@ -34,6 +34,11 @@ export async function reportMigration(
         `not copied: ${item} does not parse (keepsake verify lists it; repair it, or let a load move it to quarantine, then migrate again with --resume)`,
       );
     }
+    if (outcome.sourceQuarantined > 0) {
+      await context.note(
+        `note: the source's quarantine holds ${outcome.sourceQuarantined} document(s); a migration does not carry them (keepsake quarantine ls)`,
+      );
+    }
     for (const { item, location } of outcome.replaced) {
       await context.print(`replaced: ${item}; the target's version was moved to ${location}`);
     }

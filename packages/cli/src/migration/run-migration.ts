@@ -25,6 +25,8 @@ export interface MigrationOutcome {
   alreadyThere: number;
   /** Target documents moved to its quarantine to make room (force). */
   replaced: Array<{ item: string; location: string }>;
+  /** Documents in the source's quarantine (A2): a migration does not carry them. */
+  sourceQuarantined: number;
   comparison: ComparisonReport | null;
 }
 
@@ -48,6 +50,7 @@ export async function runMigration(request: MigrationRequest): Promise<Migration
     },
     alreadyThere: 0,
     replaced: [],
+    sourceQuarantined: (await source.listQuarantined()).length,
     comparison: null,
   };
   let documents = 0;
