@@ -36,7 +36,9 @@ export interface S3BackendSpec {
   readonly prefix: string;
   readonly endpoint: string | null;
   readonly region: string | null;
-  readonly forcePathStyle: boolean;
+  /** Null: the adapter's default (path-style with an endpoint, virtual-hosted without). */
+  readonly forcePathStyle: boolean | null;
+  readonly compatibility: 'standard' | 'ceph-rgw';
   readonly display: string;
 }
 
@@ -133,7 +135,7 @@ function parseRedisUrl(text: string, url: URL): RedisBackendSpec {
 }
 
 function parseS3Url(text: string, url: URL): S3BackendSpec {
-  rejectOptions(text, url, ['endpoint', 'region', 'forcePathStyle']);
+  rejectOptions(text, url, ['endpoint', 'region', 'forcePathStyle', 'compatibility']);
   const bucket = url.hostname;
   // S3's bucket naming rules: 3-63 lower-case letters, digits, dots and hyphens.
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
@@ -147,13 +149,25 @@ function parseS3Url(text: string, url: URL): S3BackendSpec {
   if (forcePathStyle !== null && forcePathStyle !== 'true' && forcePathStyle !== 'false') {
     throw new BadBackendUrlError(text, '`forcePathStyle` must be true or false');
   }
+  const compatibility = url.searchParams.get('compatibility') ?? 'standard';
+  if (compatibility !== 'standard' && compatibility !== 'ceph-rgw') {
+    throw new BadBackendUrlError(text, '`compatibility` must be standard or ceph-rgw');
+  }
+  const prefix = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, '');
+  if (prefix !== '' && !/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/.test(prefix)) {
+    throw new BadBackendUrlError(
+      text,
+      `the prefix "${prefix}" must be path segments of letters, digits, "_", "." and "-"`,
+    );
+  }
   return {
     scheme: 's3',
     bucket,
-    prefix: decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, ''),
+    prefix,
     endpoint,
     region: url.searchParams.get('region'),
-    forcePathStyle: forcePathStyle === 'true',
+    forcePathStyle: forcePathStyle === null ? null : forcePathStyle === 'true',
+    compatibility,
     display: text,
   };
 }

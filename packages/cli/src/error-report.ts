@@ -6,6 +6,14 @@ import { EXIT_CODES } from './exit-codes.js';
 const PERMISSION_ERRNOS = new Set(['EACCES', 'EPERM', 'EROFS']);
 /** Redis error replies (their first word, the protocol's error code) that refuse access. */
 const PERMISSION_REPLIES = new Set(['NOAUTH', 'WRONGPASS', 'NOPERM']);
+/** S3 error codes (the SDK's error `name`) that refuse access. */
+const PERMISSION_S3_CODES = new Set([
+  'AccessDenied',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'InvalidToken',
+]);
 
 export interface ErrorReport {
   exitCode: number;
@@ -53,7 +61,10 @@ function keepsakeExitCode(error: KeepsakeError): number {
     case 'backend_unavailable':
       return EXIT_CODES.unreachable;
     case 'backend_error':
-      return isPermissionFailure(error) ? EXIT_CODES.permission : EXIT_CODES.backendError;
+      if (isPermissionFailure(error)) return EXIT_CODES.permission;
+      // @keepsake/s3's open(): the bucket does not exist (S3CapabilityError, capability "bucket").
+      if ((error as { capability?: unknown }).capability === 'bucket') return EXIT_CODES.notFound;
+      return EXIT_CODES.backendError;
     case 'corrupt_document':
       return EXIT_CODES.problemsFound;
     case 'already_exists':
@@ -67,8 +78,13 @@ function keepsakeExitCode(error: KeepsakeError): number {
 export function isPermissionFailure(error: unknown): boolean {
   let cause: unknown = error;
   for (let depth = 0; typeof cause === 'object' && cause !== null && depth < 10; depth++) {
-    const { code, message } = cause as { code?: unknown; message?: unknown };
+    const { code, message, name } = cause as { code?: unknown; message?: unknown; name?: unknown };
     if (typeof code === 'string' && PERMISSION_ERRNOS.has(code)) return true;
+    if (typeof name === 'string' && PERMISSION_S3_CODES.has(name)) return true;
+    // An S3 reply without a body (a HEAD) has no error code, only its HTTP status.
+    const status = (cause as { $metadata?: { httpStatusCode?: unknown } }).$metadata
+      ?.httpStatusCode;
+    if (status === 403) return true;
     // A Redis error reply starts with its error code, by the protocol (RESP "-CODE text");
     // Keepsake's own messages are never read this way.
     if (!KeepsakeError.isInstance(cause) && typeof message === 'string') {

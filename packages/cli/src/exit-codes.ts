@@ -13,7 +13,7 @@ export const EXIT_CODES = {
   usage: 2,
   /** A backend URL that cannot be parsed: unknown scheme, malformed, unknown or bad option. */
   badUrl: 3,
-  /** A known scheme this build cannot open yet (`s3://`). */
+  /** A known scheme whose adapter cannot be loaded (`s3://` without @aws-sdk/client-s3). */
   schemeUnavailable: 4,
   /** The backend cannot be reached: connection refused, unknown host, timeout. */
   unreachable: 5,

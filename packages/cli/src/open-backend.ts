@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import type { StorageAdapter } from '@keepsake/core';
-import type { BackendSpec, FsBackendSpec, RedisBackendSpec } from './backend-url.js';
+import type { BackendSpec, FsBackendSpec, RedisBackendSpec, S3BackendSpec } from './backend-url.js';
 import {
   NothingThereError,
   PermissionDeniedError,
@@ -45,11 +45,33 @@ export async function createBackend(spec: BackendSpec, role: BackendRole): Promi
     case 'redis':
       return createRedisAdapter(spec, role);
     case 's3':
-      throw new SchemeNotAvailableError(
-        's3',
-        'the S3 adapter (@keepsake/s3) has not landed yet; migrate to or from fs:// or redis:// for now',
-      );
+      return createS3Adapter(spec);
   }
+}
+
+/**
+ * Credentials come from the AWS SDK's default chain (AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance metadata), never from the URL, so they stay out
+ * of shell history and process listings.
+ */
+async function createS3Adapter(spec: S3BackendSpec): Promise<StorageAdapter> {
+  let s3: typeof import('@keepsake/s3');
+  try {
+    s3 = await import('@keepsake/s3');
+  } catch (error) {
+    throw new SchemeNotAvailableError(
+      's3',
+      `@keepsake/s3 (and its peer @aws-sdk/client-s3) could not be loaded: ${(error as Error).message}`,
+    );
+  }
+  return s3.s3Adapter({
+    bucket: spec.bucket,
+    ...(spec.prefix === '' ? {} : { prefix: spec.prefix }),
+    ...(spec.endpoint === null ? {} : { endpoint: spec.endpoint }),
+    ...(spec.region === null ? {} : { region: spec.region }),
+    ...(spec.forcePathStyle === null ? {} : { forcePathStyle: spec.forcePathStyle }),
+    compatibility: spec.compatibility,
+  });
 }
 
 async function createRedisAdapter(

@@ -13,7 +13,7 @@ import { reportError } from './error-report.js';
 import { EXIT_CODES } from './exit-codes.js';
 
 const STORE_HELP =
-  'fs:///absolute/path or a plain path, redis://[user:password@]host:port[/db][?prefix=…], s3://bucket/prefix?endpoint=…';
+  'fs:///absolute/path or a plain path, redis://[user:password@]host:port[/db][?prefix=…], s3://bucket/prefix?endpoint=… (credentials from the AWS environment)';
 
 function version(): string {
   const manifest = JSON.parse(

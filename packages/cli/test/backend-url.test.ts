@@ -50,7 +50,15 @@ describe('parseBackendUrl', () => {
       prefix: 'keepsake/prod',
       endpoint: 'http://127.0.0.1:9000',
       region: 'eu',
+      forcePathStyle: null,
+      compatibility: 'standard',
+    });
+    expect(
+      parseBackendUrl('s3://b12?compatibility=ceph-rgw&forcePathStyle=false', '/'),
+    ).toMatchObject({
+      prefix: '',
       forcePathStyle: false,
+      compatibility: 'ceph-rgw',
     });
   });
 
@@ -70,6 +78,8 @@ describe('parseBackendUrl', () => {
     ['s3://Bad_Bucket', 'not a valid S3 bucket name'],
     ['s3://bucket?endpoint=ftp://x', 'http:// or https://'],
     ['s3://bucket?forcePathStyle=yes', 'true or false'],
+    ['s3://bucket?compatibility=minio', 'standard or ceph-rgw'],
+    ['s3://bucket/a//b', 'path segments'],
   ])('refuses %j (%s)', (url, reason) => {
     let thrown: unknown;
     try {

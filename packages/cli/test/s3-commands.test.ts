@@ -1,0 +1,142 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CorruptDocumentError, createSessionStore } from '@keepsake/core';
+import { fsAdapter } from '@keepsake/fs';
+import type { RedisTarget } from '@keepsake/redis/testing';
+import { freePort, type S3Target } from '@keepsake/s3/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_CODES } from '../src/exit-codes.js';
+import { redisStoreUrl, startRedis, uniquePrefix } from './helpers/redis.js';
+import { keepsake, tempDirectory } from './helpers/run-keepsake.js';
+import { s3StoreAdapter, s3StoreUrl, startS3, uniqueS3Prefix } from './helpers/s3.js';
+import { fillSampleStore, type SampleStore } from './helpers/sample-store.js';
+import { contentsOf, expectSameContents } from './helpers/store-contents.js';
+
+let s3: S3Target;
+let redis: RedisTarget;
+let root: Awaited<ReturnType<typeof tempDirectory>>;
+let store: string;
+let sample: SampleStore;
+
+beforeAll(async () => {
+  [s3, redis, root] = await Promise.all([startS3(), startRedis(), tempDirectory('s3')]);
+  const prefix = uniqueS3Prefix('main');
+  sample = await fillSampleStore(s3StoreAdapter(s3, prefix), { sessions: 4 });
+  store = s3StoreUrl(s3, prefix);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([s3?.dispose(), redis?.dispose(), root?.remove()]);
+});
+
+describe('keepsake on S3', () => {
+  it('ls, show and verify', async () => {
+    const listed = await keepsake(['ls', store, '--all', '--json']);
+    expect(listed.exitCode).toBe(EXIT_CODES.ok);
+    const { sessions } = JSON.parse(listed.stdout) as { sessions: Array<{ id: string }> };
+    expect(sessions.map((session) => session.id).sort()).toEqual([...sample.sessionIds].sort());
+    const shown = await keepsake(['show', store, 'chat-0001']);
+    expect(shown.exitCode).toBe(EXIT_CODES.ok);
+    expect(shown.stdout).toMatch(/interrupted-by-user, 4 records, last sequence 4/);
+    const crashed = await keepsake(['show', store, sample.crashedSessionId]);
+    expect(crashed.stdout).toContain('journal   open, 1 record, last sequence 1');
+    const verified = await keepsake(['verify', store]);
+    expect(verified.stdout).toContain('ok: no problems');
+    expect(verified.exitCode).toBe(EXIT_CODES.ok);
+  });
+
+  it('verify exits 9 and quarantine restore puts a repaired copy back', async () => {
+    const prefix = uniqueS3Prefix('quarantine');
+    await fillSampleStore(s3StoreAdapter(s3, prefix), { sessions: 2 });
+    const url = s3StoreUrl(s3, prefix);
+    const adapter = s3StoreAdapter(s3, prefix);
+    await adapter.open();
+    const current = (await adapter.getDocument('sessions', 'chat-0000'))!;
+    await adapter.putDocument(
+      'sessions',
+      'chat-0000',
+      { kind: 'full', revision: current.revision + 1, text: '{"half":' },
+      { expectedRevision: current.revision, durable: false },
+    );
+    await adapter.close();
+    const damaged = await keepsake(['verify', url]);
+    expect(damaged.exitCode).toBe(EXIT_CODES.problemsFound);
+    expect(damaged.stdout).toMatch(/problem\s+sessions\/chat-0000: does not parse/);
+
+    const sessions = createSessionStore({ adapter: s3StoreAdapter(s3, prefix) });
+    await expect(sessions.load('chat-0000')).rejects.toSatisfy(CorruptDocumentError.isInstance);
+    await sessions.close();
+    const listed = await keepsake(['quarantine', 'ls', url, '--json']);
+    const { quarantined } = JSON.parse(listed.stdout) as {
+      quarantined: Array<{ id: string; location: string }>;
+    };
+    expect(quarantined.map((entry) => entry.id)).toEqual(['chat-0000']);
+    const file = join(root.path, 'repaired.json');
+    await writeFile(file, JSON.stringify(JSON.parse(current.base)));
+    const restored = await keepsake([
+      'quarantine',
+      'restore',
+      url,
+      quarantined[0]!.location,
+      '--file',
+      file,
+    ]);
+    expect(restored.exitCode).toBe(EXIT_CODES.ok);
+    expect((await keepsake(['verify', url])).exitCode).toBe(EXIT_CODES.ok);
+  });
+
+  it('export and import round-trip through a file', async () => {
+    const file = join(root.path, 's3-export.jsonl');
+    expect((await keepsake(['export', store, '-o', file])).exitCode).toBe(EXIT_CODES.ok);
+    const copy = uniqueS3Prefix('imported');
+    expect((await keepsake(['import', file, '--to', s3StoreUrl(s3, copy)])).exitCode).toBe(
+      EXIT_CODES.ok,
+    );
+    const original = await contentsOf(
+      s3StoreAdapter(s3, store.split('/').slice(3).join('/').split('?')[0]!),
+    );
+    expectSameContents(await contentsOf(s3StoreAdapter(s3, copy)), original);
+  });
+
+  it('H3: fs → Redis → S3 → fs keeps every byte of every session, revision, lifecycle state and journal', async () => {
+    const original = join(root.path, 'original');
+    await fillSampleStore(fsAdapter({ directory: original }), { sessions: 5, tokensPerRun: 4 });
+    const redisUrl = redisStoreUrl(redis, uniquePrefix('s3-round-trip'));
+    const s3Prefix = uniqueS3Prefix('round-trip');
+    const back = join(root.path, 'back');
+    const hops = [
+      [original, redisUrl],
+      [redisUrl, s3StoreUrl(s3, s3Prefix)],
+      [s3StoreUrl(s3, s3Prefix), back],
+    ] as const;
+    const checksums = [];
+    for (const [from, to] of hops) {
+      const result = await keepsake(['migrate', '--from', from, '--to', to, '-q']);
+      expect(result.exitCode, `${from} → ${to}: ${result.stderr}`).toBe(EXIT_CODES.ok);
+      checksums.push(/target checksum (\w+)/.exec(result.stdout)?.[1]);
+    }
+    expect(new Set(checksums).size).toBe(1);
+    const before = await contentsOf(fsAdapter({ directory: original }));
+    expectSameContents(await contentsOf(s3StoreAdapter(s3, s3Prefix)), before);
+    expectSameContents(await contentsOf(fsAdapter({ directory: back })), before);
+  });
+});
+
+describe('exit codes on S3', () => {
+  it('6 with credentials the server does not know, 5 when nothing listens', async () => {
+    const saved = process.env.AWS_SECRET_ACCESS_KEY;
+    process.env.AWS_SECRET_ACCESS_KEY = 'not-the-secret';
+    try {
+      const refused = await keepsake(['ls', store]);
+      expect(refused.exitCode, refused.stderr).toBe(EXIT_CODES.permission);
+    } finally {
+      process.env.AWS_SECRET_ACCESS_KEY = saved;
+    }
+    const port = await freePort();
+    const nowhere = await keepsake([
+      'ls',
+      `s3://keepsake-test/x?endpoint=http://127.0.0.1:${port}`,
+    ]);
+    expect(nowhere.exitCode, nowhere.stderr).toBe(EXIT_CODES.unreachable);
+  });
+});
