@@ -123,7 +123,7 @@ describe('keepsake on S3', () => {
 });
 
 describe('exit codes on S3', () => {
-  it('6 with credentials the server does not know, 5 when nothing listens', async () => {
+  it('6 with credentials the server does not know, 8 for a bucket that does not exist, 5 when nothing listens', async () => {
     const saved = process.env.AWS_SECRET_ACCESS_KEY;
     process.env.AWS_SECRET_ACCESS_KEY = 'not-the-secret';
     try {
@@ -132,6 +132,12 @@ describe('exit codes on S3', () => {
     } finally {
       process.env.AWS_SECRET_ACCESS_KEY = saved;
     }
+    const noBucket = await keepsake([
+      'ls',
+      store.replace(`s3://${s3.bucket}/`, 's3://no-such-bucket/'),
+    ]);
+    expect(noBucket.exitCode, noBucket.stderr).toBe(EXIT_CODES.notFound);
+    expect(noBucket.stderr).toContain('does not exist');
     const port = await freePort();
     const nowhere = await keepsake([
       'ls',
