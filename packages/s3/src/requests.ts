@@ -153,6 +153,8 @@ export class S3Requests {
           Bucket: this.bucket,
           Key: key,
           Body: body,
+          // Known up front: the SDK warns about a body of unknown length otherwise.
+          ContentLength: Buffer.byteLength(body),
           ContentType: 'application/json; charset=utf-8',
           Metadata: metadata,
           ...(conditions.ifMatch === undefined ? {} : { IfMatch: conditions.ifMatch }),

@@ -12,8 +12,12 @@ export type FaultEffect =
   | 'reset-after'
   /** The server answers this status instead (the request is not sent). */
   | { status: 500 | 503 | 409 | 429; name: string }
-  /** The request hangs until the adapter's deadline aborts it (the server never sees it). */
-  | 'hang';
+  /**
+   * No reply within the request's deadline: after `deadlineMs` the call fails as the SDK
+   * fails an aborted one (the server never saw it). The deadline itself is tested against a
+   * server that never answers.
+   */
+  | { hangMs: number };
 
 export interface FaultRule {
   /** Which requests: a command name ("PutObjectCommand") and a key test. */
@@ -71,7 +75,12 @@ export class FaultInjector {
       await send();
       throw connectionReset();
     }
-    if (effect === 'hang') return new Promise(() => undefined);
+    if (typeof effect === 'object' && 'hangMs' in effect) {
+      await new Promise((resolve) => setTimeout(resolve, effect.hangMs));
+      throw Object.assign(new Error('Request aborted (injected: no reply within the deadline)'), {
+        name: 'AbortError',
+      });
+    }
     throw Object.assign(new Error(`injected ${effect.status} ${effect.name}`), {
       name: effect.name,
       $fault: 'server',
