@@ -237,17 +237,18 @@ export class S3Adapter implements StorageAdapterV1 {
     return this.quarantine.read(location);
   }
 
-  async putIndexEntry(summary: SessionSummary): Promise<void> {
+  /** `durable` changes nothing: an acknowledged PUT is as durable as S3 makes it. */
+  async putIndexEntry(summary: SessionSummary, _options?: { durable: boolean }): Promise<void> {
     await this.ready('write the index');
     await this.index.put(summary);
   }
 
-  async deleteIndexEntry(id: string): Promise<void> {
+  async deleteIndexEntry(id: string, _options?: { durable: boolean }): Promise<void> {
     await this.ready('write the index');
     await this.index.delete(id);
   }
 
-  async replaceIndex(summaries: SessionSummary[]): Promise<void> {
+  async replaceIndex(summaries: SessionSummary[], _options?: { durable: boolean }): Promise<void> {
     await this.ready('write the index');
     await this.index.replace(summaries);
   }
@@ -281,12 +282,16 @@ export class S3Adapter implements StorageAdapterV1 {
     return this.journals.list(sessionId);
   }
 
-  async deleteLogs(sessionId: string): Promise<void> {
+  async deleteLogs(sessionId: string, _options?: { durable: boolean }): Promise<void> {
     await this.ready('delete journals');
     await this.journals.deleteAll(sessionId);
   }
 
-  async deleteLog(sessionId: string, runId: string): Promise<void> {
+  async deleteLog(
+    sessionId: string,
+    runId: string,
+    _options?: { durable: boolean },
+  ): Promise<void> {
     await this.ready('delete a journal');
     await this.journals.delete(sessionId, runId);
   }
