@@ -1,8 +1,9 @@
 import { join, resolve } from 'node:path';
-import { InvalidConfigError, memoryAdapter, type StorageAdapter } from '@keepsake/core';
+import { memoryAdapter, type StorageAdapter } from '@keepsake/core';
 import { fsAdapter } from '@keepsake/fs';
 import type { BackendConfig } from '../config/config-schema.js';
 import { describeRedisBackend, redisBackendAdapter } from './redis-backend.js';
+import { describeS3Backend, s3BackendAdapter } from './s3-backend.js';
 
 /**
  * Creates the storage adapter of one token namespace. Each namespace gets its own storage
@@ -21,11 +22,7 @@ const factories: { [Kind in BackendConfig['kind']]: BackendFactory<Kind> } = {
   fs: (config, namespace) => fsAdapter({ directory: join(resolve(config.directory), namespace) }),
   memory: () => memoryAdapter(),
   redis: (config, namespace) => redisBackendAdapter(config, namespace),
-  s3: () => {
-    throw new InvalidConfigError(
-      'KEEPSAKE_BACKEND=s3: the S3 adapter (@keepsake/s3) is not available in this build yet; use KEEPSAKE_BACKEND=fs',
-    );
-  },
+  s3: (config, namespace) => s3BackendAdapter(config, namespace),
 };
 
 export function createBackendAdapter(config: BackendConfig, namespace: string): StorageAdapter {
@@ -43,6 +40,6 @@ export function describeBackend(config: BackendConfig): string {
     case 'redis':
       return describeRedisBackend(config);
     case 's3':
-      return `s3 bucket ${config.bucket}/${config.prefix}`;
+      return describeS3Backend(config);
   }
 }

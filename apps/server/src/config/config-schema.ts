@@ -45,14 +45,42 @@ export const redisBackendSchema = z.object({
   replicas: z.number().int().min(1).max(64).default(1),
 });
 
+/** A flag from a file (true/false) or from the environment ("true"/"false"). */
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
+
 export const s3BackendSchema = z.object({
   kind: z.literal('s3'),
-  bucket: z.string().min(3),
+  /** The bucket; it must exist unless `createBucket` is set. */
+  bucket: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      'must be an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)',
+    ),
   /** Every object key starts with `<prefix>/<namespace>/`. @default 'keepsake' */
-  prefix: z.string().min(1).default('keepsake'),
+  prefix: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/,
+      'must be path segments of letters, digits, "_", "." and "-" separated by "/", without a leading or trailing "/"',
+    )
+    .default('keepsake'),
   region: z.string().min(1).default('us-east-1'),
-  /** A custom endpoint (MinIO and other S3-compatible services). */
+  /** A custom endpoint (MinIO, R2, Ceph RGW and other S3-compatible services). */
   endpoint: z.url().optional(),
+  /** Path-style URLs (MinIO, RGW without wildcard DNS). @default true with an endpoint */
+  forcePathStyle: flag.optional(),
+  /** Without them the AWS SDK's default chain is used (environment, files, instance role). */
+  accessKeyId: z.string().min(1).optional(),
+  secretAccessKey: z.string().min(1).optional(),
+  /** `ceph-rgw` for Ceph RADOS Gateway 16 (see @keepsake/s3). @default 'standard' */
+  compatibility: z.enum(['standard', 'ceph-rgw']).default('standard'),
+  /** Accept an endpoint that ignores conditional writes: ONE server process only. @default false */
+  unsafeSingleWriter: flag.default(false),
+  /** Create the bucket when it does not exist. @default false */
+  createBucket: flag.default(false),
+  /** Journal batch window for appends of durability `none` (0: one PUT each). @default 0 */
+  journalBatchWindowMs: z.number().int().min(0).max(60_000).default(0),
 });
 
 export const backendSchema = z.discriminatedUnion('kind', [

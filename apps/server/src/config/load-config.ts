@@ -36,6 +36,21 @@ const environmentVariables: ReadonlyArray<{ name: string; path: string[]; kind: 
   { name: 'KEEPSAKE_S3_PREFIX', path: ['backend', 'prefix'], kind: 'string' },
   { name: 'KEEPSAKE_S3_REGION', path: ['backend', 'region'], kind: 'string' },
   { name: 'KEEPSAKE_S3_ENDPOINT', path: ['backend', 'endpoint'], kind: 'string' },
+  { name: 'KEEPSAKE_S3_FORCE_PATH_STYLE', path: ['backend', 'forcePathStyle'], kind: 'string' },
+  { name: 'KEEPSAKE_S3_ACCESS_KEY_ID', path: ['backend', 'accessKeyId'], kind: 'string' },
+  { name: 'KEEPSAKE_S3_SECRET_ACCESS_KEY', path: ['backend', 'secretAccessKey'], kind: 'string' },
+  { name: 'KEEPSAKE_S3_COMPATIBILITY', path: ['backend', 'compatibility'], kind: 'string' },
+  {
+    name: 'KEEPSAKE_S3_UNSAFE_SINGLE_WRITER',
+    path: ['backend', 'unsafeSingleWriter'],
+    kind: 'string',
+  },
+  { name: 'KEEPSAKE_S3_CREATE_BUCKET', path: ['backend', 'createBucket'], kind: 'string' },
+  {
+    name: 'KEEPSAKE_S3_JOURNAL_WINDOW_MS',
+    path: ['backend', 'journalBatchWindowMs'],
+    kind: 'integer',
+  },
   { name: 'KEEPSAKE_TOKENS', path: ['auth', 'tokens'], kind: 'tokens' },
   { name: 'KEEPSAKE_AGENT', path: ['agent', 'kind'], kind: 'string' },
   {
