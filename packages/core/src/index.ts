@@ -26,6 +26,7 @@ export {
   type DecodeResult,
   decodeSession as decodeStoredSession,
   encodeFull as encodeSessionDocument,
+  summaryOf,
 } from './document-codec.js';
 export { assertValidId, ID_PATTERN, isValidId, randomId } from './ids.js';
 export * from './input-errors.js';

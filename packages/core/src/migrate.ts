@@ -51,8 +51,11 @@ export async function migrateBackend(
           report.skippedCorrupt.push(`${collection}/${id}`);
           continue;
         }
-        // Deltas are folded into one full document on the target.
-        text = encodeFull({ ...decoded.session, revision: stored.revision });
+        // H3: a document stored in full moves byte for byte (a retained revision keeps the
+        // revision it records); deltas are folded into one full document on the target.
+        if (stored.deltas.length > 0) {
+          text = encodeFull({ ...decoded.session, revision: stored.revision });
+        }
       }
       const result = await adapterCall(target.name, 'write a document', () =>
         target.putDocument(

@@ -6,9 +6,9 @@ import {
 } from '@keepsake/core';
 
 /**
- * A stored document as `migrateBackend` writes it to its target: a session or a retained
- * revision decoded (deltas folded in) and encoded in full with the stored revision; lifecycle
- * state as its text. Two stores hold the same document when these texts are equal, whatever
+ * A stored document as `migrateBackend` writes it to its target: a document stored in full
+ * as its bytes; a session with deltas decoded (deltas folded in) and encoded in full with the
+ * stored revision; lifecycle state as its text. Two stores hold the same document when these texts are equal, whatever
  * their deltas and layout. (The folding rule is core's: this module only calls core's codec,
  * the same way `migrateBackend` does.)
  */
@@ -33,6 +33,8 @@ export function canonicalDocument(
   const sessionId = collection === 'sessions' ? id : id.slice(0, id.lastIndexOf('.'));
   const decoded = decodeStoredSession(sessionId, stored, now);
   if (!decoded.ok) return { ok: false, reason: decoded.reason };
+  // A document stored in full moves byte for byte; only deltas are folded (core's rule).
+  if (stored.deltas.length === 0) return { ok: true, revision: stored.revision, text: stored.base };
   return {
     ok: true,
     revision: stored.revision,
