@@ -5,6 +5,7 @@ import { memorySection } from './fs/memory.js';
 import { pacedStreamsSection } from './fs/paced-streams.js';
 import { recoverySection } from './fs/recovery.js';
 import { redisDurableSection } from './redis/redis-durable.js';
+import { s3DurableSection } from './s3/s3-durable.js';
 import type { Section } from './section.js';
 import { serverLoadSection } from './server/server-load.js';
 
@@ -21,5 +22,6 @@ export const sections: readonly Section[] = [
   recoverySection,
   memorySection,
   redisDurableSection,
+  s3DurableSection,
   serverLoadSection,
 ];
