@@ -9,8 +9,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each file starts its own Redis servers; two files at a time keep a 2-core machine
-    // responsive for the crash tests' timing.
+    // Each file starts its own Ceph cluster (about 1 s, 150 MiB); two files at a time keep a
+    // 2-core machine responsive.
     maxWorkers: 2,
   },
 });
