@@ -49,6 +49,8 @@ interface Segment {
  */
 export class JournalStore {
   private readonly runs = new Map<string, RunJournal>();
+  /** Set by `stopTimers()` (close): no batch timer is armed again. */
+  private stopped = false;
 
   private readonly context: StorageContext;
   private readonly options: JournalOptions;
@@ -188,8 +190,9 @@ export class JournalStore {
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
   }
 
-  /** Stops every batch timer (close). */
+  /** Stops every batch timer for good (close). */
   stopTimers(): void {
+    this.stopped = true;
     for (const run of this.runs.values()) {
       if (run.timer !== null) clearTimeout(run.timer);
       run.timer = null;
@@ -221,7 +224,7 @@ export class JournalStore {
   }
 
   private scheduleFlush(run: RunJournal, delayMs: number): void {
-    if (run.timer !== null) return;
+    if (run.timer !== null || this.stopped) return;
     run.timer = setTimeout(() => {
       run.timer = null;
       run
