@@ -252,12 +252,15 @@ const KNOWN_DEAD_LINKS = new Set([
   '@keepsake/cli README.md ../../docs/architecture.md',
   '@keepsake/cli README.md ../../docs/contract.md',
   '@keepsake/cli README.md ../redis/README.md',
+  '@keepsake/cli README.md ../s3/README.md',
   '@keepsake/core README.md ../../docs/contract.md',
   '@keepsake/fs README.md ../../bench/results/latest.md',
   '@keepsake/fs README.md ../../docs/architecture.md',
   '@keepsake/fs README.md ../../docs/contract.md',
   '@keepsake/redis README.md ../../docs/architecture.md',
   '@keepsake/redis README.md ../../docs/contract.md',
+  '@keepsake/s3 README.md ../../docs/architecture.md',
+  '@keepsake/s3 README.md ../../docs/contract.md',
 ]);
 
 function assertRelativeLinksResolve(packed) {
