@@ -5,11 +5,12 @@ import { createMarker } from './markers.js';
 import { addPendingUserMessage } from './pending-user-message.js';
 import { JournalSealedError } from './run-errors.js';
 import { createJournalWriter, type RunHost } from './run-host.js';
-import type { CancelOutcome, CompleteRunInput } from './run-types.js';
+import type { CancelOutcome, CompleteRunInput, JournalEventInput } from './run-types.js';
 import type { PendingTurn, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 import { normalizeMessage } from './session-validation.js';
 import { foldJournal } from './transcript.js';
+import { isSuperseded } from './turn-markers.js';
 
 /** Bounded: a session rewritten this often while one run ends is contended, not unlucky. */
 export const MAX_CONFLICT_ATTEMPTS = 5;
@@ -71,17 +72,17 @@ export async function interruptPendingTurn(
   runWriter: JournalWriter,
   kind: 'cancel' | 'error',
   error?: { message: string; code?: string },
+  appendsSettled?: Promise<boolean>,
 ): Promise<CancelOutcome> {
   const session = entry.session;
   const pending = session.pending;
   if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
   const runId = pending.streamId;
-  const { clock, cancelDeadlineMs } = host.options;
   // E6: the run's appends in flight go first, but only for so long: an append that never
   // returns (a hung backend call) must not hold the session lock forever. Past the deadline
   // the cancel record goes through a writer of its own, which takes the next sequence
   // whatever the stuck one does; that one then finds the journal sealed.
-  const writer = (await settlesWithin(runWriter.idle(), clock, cancelDeadlineMs))
+  const writer = (await (appendsSettled ?? appendsSettleInTime(host, runWriter)))
     ? runWriter
     : createJournalWriter(host, session.id, runId);
   const interruptedState = kind === 'cancel' ? 'interrupted-by-user' : 'errored';
@@ -90,14 +91,7 @@ export async function interruptPendingTurn(
   // still needs the turn ended, and the journal needs no second event.
   if (writer.terminalState !== interruptedState) {
     try {
-      await writer.append(
-        kind === 'cancel'
-          ? { type: 'cancel' }
-          : {
-              type: 'error',
-              data: { message: error?.message ?? 'failed', code: error?.code ?? null },
-            },
-      );
+      await writer.append(terminalEvent(kind, error));
     } catch (cause) {
       if (!JournalSealedError.isInstance(cause)) throw cause;
       if (writer.terminalState !== interruptedState) {
@@ -137,6 +131,24 @@ export async function interruptPendingTurn(
   return { cancelled: true, sessionId: session.id, runId };
 }
 
+/**
+ * E6: whether the run's appends in flight settle within `runs.cancelDeadlineMs`. A cancel
+ * starts this clock when it is called, before it waits for the lock or re-reads anything.
+ */
+export function appendsSettleInTime(host: RunHost, runWriter: JournalWriter): Promise<boolean> {
+  const { clock, cancelDeadlineMs } = host.options;
+  return settlesWithin(runWriter.idle(), clock, cancelDeadlineMs);
+}
+
+function terminalEvent(
+  kind: 'cancel' | 'error',
+  error?: { message: string; code?: string },
+): JournalEventInput {
+  return kind === 'cancel'
+    ? { type: 'cancel' }
+    : { type: 'error', data: { message: error?.message ?? 'failed', code: error?.code ?? null } };
+}
+
 interface SessionSnapshot {
   messages: Session['messages'];
   toolCalls: Session['toolCalls'];
@@ -158,12 +170,13 @@ function restore(session: Session, snapshot: SessionSnapshot): void {
 }
 
 /**
- * E6, F1: a cancel (or failure) whose record is in the journal, but whose session write
- * lost the race to another instance's crash repair of the same turn. The repair ended
- * the turn with an "interrupted" marker; the journal, though, ends as the user asked.
- * The marker is rewritten to agree with the journal (exactly one marker, in place, the
- * recovered output above it kept) and the cancel counts as done. Returns null when the
- * turn was ended some other way: then there is nothing to take over.
+ * E6, F1: a cancel (or failure) of a turn another instance's crash repair already ended
+ * with an "interrupted" marker — the cancel waited for the lock, or its session write lost
+ * the race. While that turn is still the last one, the user's word decides: the journal
+ * gets the cancel (or error) record if it lacks it, and the marker is rewritten to agree
+ * (exactly one marker, in place, the recovered output above it kept). D4: once a later
+ * turn was answered, nothing is written anywhere. Returns null when there is nothing to
+ * take over (a later turn answered, the turn ended some other way, the journal sealed).
  */
 export async function endRepairedTurn(
   host: RunHost,
@@ -175,10 +188,18 @@ export async function endRepairedTurn(
 ): Promise<CancelOutcome | null> {
   const session = entry.session;
   const interruptedState = kind === 'cancel' ? 'interrupted-by-user' : 'errored';
-  if (writer.terminalState !== interruptedState) return null;
   const index = session.messages.findIndex((message) => message.marker?.runId === runId);
   const found = session.messages[index];
-  if (found?.marker === undefined) return null;
+  // D4: a turn a later turn answered is never rewritten, and its journal gets no record.
+  if (found?.marker === undefined || isSuperseded(session, index)) return null;
+  if (writer.terminalState !== interruptedState) {
+    try {
+      await writer.append(terminalEvent(kind, error));
+    } catch (cause) {
+      if (!JournalSealedError.isInstance(cause)) throw cause;
+    }
+    if (writer.terminalState !== interruptedState) return null;
+  }
   const wanted =
     kind === 'cancel'
       ? createMarker('cancelled', 'cancelled', runId, found.createdAt)

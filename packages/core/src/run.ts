@@ -1,5 +1,6 @@
 import { PeriodicCheckpoint } from './checkpoint.js';
 import {
+  appendsSettleInTime,
   endRepairedTurn,
   interruptPendingTurn,
   MAX_CONFLICT_ATTEMPTS,
@@ -19,6 +20,7 @@ import type { CancelOutcome, CompleteRunInput, JournalEventInput, RunHandle } fr
 import type { JournalRecord, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 import { RevisionConflictError } from './storage-errors.js';
+import { isFinalState } from './terminal-state.js';
 
 /** A live run: owns its session's pending turn through its stream id (D4). */
 export class Run implements RunHandle {
@@ -210,6 +212,8 @@ export class Run implements RunHandle {
   ): Promise<CancelOutcome> {
     if (this.state === 'finished') return { cancelled: false, reason: 'already-finished' };
     if (this.state === 'fenced') return { cancelled: false, reason: 'not-active' };
+    // E6: the deadline for the run's appends in flight counts from this call.
+    const appendsSettled = appendsSettleInTime(this.host, this.journal);
     await this.checkpoint.stop();
     return this.host.locks.withLock(this.sessionId, async () => {
       if (this.state !== 'active') {
@@ -219,10 +223,16 @@ export class Run implements RunHandle {
         };
       }
       const entry = await this.host.entryFor(this.sessionId);
+      // D4, E6: this cache may not have seen another instance repair the turn, or answer a
+      // later one; what the cancel does depends on what storage holds now. A session deleted
+      // meanwhile is left to the journal's append below, which also removes what this run
+      // wrote (B8).
+      await this.host.refreshIfClean(entry);
       for (let attempt = 0; ; attempt++) {
         if (entry.session.pending?.streamId !== this.runId) {
           this.end('fenced');
-          // Another instance's repair ended the turn after our record reached the journal.
+          // Another instance's repair ended the turn: the cancel (or failure) still decides
+          // how the turn ends while it is the last one, never once a later turn answered.
           const taken = await endRepairedTurn(
             this.host,
             entry,
@@ -232,11 +242,30 @@ export class Run implements RunHandle {
             error,
           );
           if (taken !== null) return taken;
-          return { cancelled: false, reason: 'not-active' };
+          // Ended for good elsewhere (another instance's cancel, a completion) or merely
+          // taken over (a crash repair, a later turn): the caller learns which.
+          return {
+            cancelled: false,
+            reason: isFinalState(this.journal.terminalState) ? 'already-finished' : 'not-active',
+          };
         }
         try {
-          const outcome = await interruptPendingTurn(this.host, entry, this.journal, kind, error);
-          if (outcome.cancelled) this.end('finished');
+          const outcome = await interruptPendingTurn(
+            this.host,
+            entry,
+            this.journal,
+            kind,
+            error,
+            appendsSettled,
+          );
+          if (outcome.cancelled) {
+            this.end('finished');
+          } else if (outcome.reason === 'already-finished') {
+            // D4, E6: the journal was sealed by another instance (its cancel, its repair):
+            // this run no longer owns the turn. Learn what that instance wrote.
+            this.end('fenced');
+            if ((await this.host.refreshIfClean(entry)) === 'deleted') this.deletedElsewhere();
+          }
           return outcome;
         } catch (cause) {
           // B8: the journal found the session deleted by another instance (its first record).

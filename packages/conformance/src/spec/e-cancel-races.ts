@@ -166,4 +166,52 @@ export function defineCancelRaceTests(suite: SpecRegistrar): void {
       expect(after).toEqual(['hang', 'before the hang', expect.any(String), 'next', 'fine now']);
     },
   );
+
+  suite.test(
+    'E6',
+    "fail() after another instance's cancel ends the run here too: it reports already-finished, the run is no longer active and the session takes a new run (D4)",
+    async (env) => {
+      const owner = await env.openStore(WORKER);
+      const other = await env.openStore(WORKER);
+      const session = await owner.store.create({ id: env.id() }, { fsync: true });
+      const run = await owner.store.beginRun(session.id, { userMessage: userInput('q') });
+      await run.append({ type: 'token', data: { text: 'partial' } });
+      expect(await other.store.cancelRun(session.id)).toMatchObject({ cancelled: true });
+      expect(await run.fail({ message: 'provider exploded' })).toEqual({
+        cancelled: false,
+        reason: 'already-finished',
+      });
+      expect(run.active, 'the run knows it no longer owns the turn').toBe(false);
+      const next = await owner.store.beginRun(session.id, { userMessage: userInput('again') });
+      await next.complete({ assistantMessages: [{ role: 'assistant', content: 'fine' }] });
+      const stored = await (await env.openStore()).store.load(session.id);
+      expect(markersOf(stored).map((message) => message.marker!.type)).toEqual(['cancelled']);
+      expect(contentsOf(stored)).toEqual(['q', 'partial', expect.any(String), 'again', 'fine']);
+    },
+  );
+
+  suite.test(
+    'D4',
+    'cancel() of a run fenced out before it wrote anything, after a later turn was answered, changes nothing and says so (its stale cache is refreshed first)',
+    async (env) => {
+      const owner = await env.openStore(WORKER);
+      const session = await owner.store.create({ id: env.id() }, { fsync: true });
+      const run = await owner.store.beginRun(session.id, { userMessage: userInput('user 1') });
+      await env.clock.advance(PAST_GRACE_MS);
+      const other = await env.openStore(WORKER);
+      await other.store.load(session.id);
+      const later = await other.store.beginRun(session.id, { userMessage: userInput('user 2') });
+      await later.complete({ assistantMessages: [{ role: 'assistant', content: 'answer 2' }] });
+      const reader = await env.openStore();
+      const before = (await reader.store.load(session.id)).messages;
+      const records = (await reader.store.readJournal(session.id, run.runId)).records.length;
+      expect(await run.cancel()).toEqual({ cancelled: false, reason: 'not-active' });
+      expect(run.active).toBe(false);
+      const after = await (await env.openStore()).store.load(session.id);
+      expect(after.messages, 'the answered later turn is never rewritten').toEqual(before);
+      expect(markersOf(after).map((message) => message.marker!.type)).toEqual(['interrupted']);
+      const journal = await reader.store.readJournal(session.id, run.runId);
+      expect(journal.records, 'no cancel record for a turn already answered').toHaveLength(records);
+    },
+  );
 }

@@ -20,6 +20,13 @@ interface RandomizedTest {
   readonly id: string;
   readonly profile: ProfileName;
   readonly title: string;
+  /**
+   * The share of the suite's `modelRuns` this test makes by default (each of its steps is a
+   * whole scenario with two instances, a worker that dies or planted records, and on a real
+   * backend another instance's journal append may wait for a writer's lease). The soak run
+   * and KEEPSAKE_MODEL_RUNS set the count of every test alike. @default 1
+   */
+  readonly runShare?: number;
 }
 
 const RANDOMIZED: readonly RandomizedTest[] = [
@@ -48,6 +55,20 @@ const RANDOMIZED: readonly RandomizedTest[] = [
       'model-based: random transient backend faults (EIO) during saves, creates, loads, deletes, renames and streams: a failed call is a typed error and changes nothing, its retry succeeds, nothing acknowledged is lost, flushAll and close report no failure (B1, B2, B3, B4, C1, E2, E5, E6)',
   },
   {
+    id: 'E6:model',
+    profile: 'instances',
+    runShare: 0.25,
+    title:
+      "model-based: two store instances on one namespace: a cancel from the other instance racing queued appends wins and keeps exactly the acknowledged tokens, a run fenced out by the other instance's crash repair past the grace period learns it, its late output is folded in only while its turn is the last one answered and never rewrites a later answered turn, a cancel or failure racing a repair ends with one marker agreeing with the journal; no duplicates after repeated loads and restarts (E6, D4, F1, F2, F3, F4, E2)",
+  },
+  {
+    id: 'F2:model',
+    profile: 'journals',
+    runShare: 0.25,
+    title:
+      "model-based: late, damaged and foreign journal records planted through a raw adapter: a damaged record in a live run's journal is skipped and reported while the run appends, completes and seals; a dead run's journal is folded in with one marker agreeing with it, foreign or damaged records never trusted (a warning, the generic marker), a run that died before its first record settles neutral and a late journal is still folded, late output never above a later answered turn; tool calls scoped by run (F1, F2, F4, E2, E3, D4)",
+  },
+  {
     id: 'C3:model',
     profile: 'everything',
     title:
@@ -56,12 +77,16 @@ const RANDOMIZED: readonly RandomizedTest[] = [
 ];
 
 export function defineModelBased(suite: SpecRegistrar): void {
-  const settings = (): ModelSettings =>
-    modelSettings(suite.context.modelRuns, suite.context.testTimeoutMs);
-  defineSequentialModel(suite, settings);
+  const { modelRuns } = suite.context;
+  // A share keeps at least 3 runs, never more than the suite asked for.
+  const runsOf = (runShare: number): number =>
+    runShare >= 1 ? modelRuns : Math.min(modelRuns, Math.max(3, Math.round(modelRuns * runShare)));
+  const settings = (runShare = 1): ModelSettings =>
+    modelSettings(runsOf(runShare), suite.context.testTimeoutMs);
+  defineSequentialModel(suite, () => settings());
   for (const test of RANDOMIZED) {
-    suite.test(test.id, test.title, () => checkProfile(suite, test, settings()), {
-      timeoutMs: settings().timeoutMs,
+    suite.test(test.id, test.title, () => checkProfile(suite, test, settings(test.runShare)), {
+      timeoutMs: settings(test.runShare).timeoutMs,
     });
   }
 }

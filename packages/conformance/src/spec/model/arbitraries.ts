@@ -9,6 +9,13 @@ import type {
   WorldConfig,
 } from './program.js';
 import {
+  damagedLiveStep,
+  deadRunStep,
+  fenceStep,
+  foreignCancelStep,
+  repairRaceStep,
+} from './race-arbitraries.js';
+import {
   copy,
   createStep,
   drop,
@@ -37,7 +44,14 @@ import {
  * once; each leans on the operations of the clauses it is named after, so a shrunk
  * counterexample stays short.
  */
-export type ProfileName = 'sessions' | 'streams' | 'locks' | 'faults' | 'everything';
+export type ProfileName =
+  | 'sessions'
+  | 'streams'
+  | 'locks'
+  | 'faults'
+  | 'instances'
+  | 'journals'
+  | 'everything';
 
 /**
  * How big the generated worlds are. `small` keeps `pnpm test` bounded; `large` is for
@@ -61,6 +75,13 @@ interface Profile {
   lockTasks: number;
   interludes: Weighted<Interlude>;
   maxRounds: number;
+  /** E4: whether live runs write checkpoints (see WorldConfig.heartbeats). @default true */
+  heartbeats?: boolean;
+  /**
+   * Fewer slots than the small scale says: each issue-15 step is a whole scenario (two instances,
+   * a worker that dies, planted records), so a few slots already race each other.
+   */
+  maxSessions?: number;
 }
 
 function profile(name: ProfileName, scale: Scale): Profile {
@@ -149,6 +170,42 @@ function profile(name: ProfileName, scale: Scale): Profile {
         }),
         maxRounds: 3,
       });
+    case 'instances':
+      return withHolds(0, {
+        steps: [
+          { arbitrary: foreignCancelStep(scale), weight: 3 },
+          { arbitrary: fenceStep, weight: 3 },
+          { arbitrary: repairRaceStep, weight: 3 },
+          { arbitrary: stream(scale, false), weight: 1 },
+          { arbitrary: read, weight: 1 },
+          { arbitrary: loadEditSave, weight: 1 },
+          { arbitrary: pause, weight: 1 },
+        ],
+        faultFrequency: 0,
+        maxSteps: 2,
+        lockTasks: 0,
+        interludes: interludes({ none: 2, flush: 1, close: 1, kill: 1 }),
+        maxRounds: 2,
+        heartbeats: false,
+        maxSessions: 4,
+      });
+    case 'journals':
+      return withHolds(0, {
+        steps: [
+          { arbitrary: deadRunStep, weight: 4 },
+          { arbitrary: damagedLiveStep, weight: 3 },
+          { arbitrary: stream(scale, false), weight: 1 },
+          { arbitrary: read, weight: 1 },
+          { arbitrary: pause, weight: 1 },
+        ],
+        faultFrequency: 0,
+        maxSteps: 2,
+        lockTasks: 0,
+        interludes: interludes({ none: 2, close: 1, kill: 1 }),
+        maxRounds: 2,
+        heartbeats: false,
+        maxSessions: 4,
+      });
     case 'everything':
       return withHolds(2, {
         steps: [
@@ -226,11 +283,15 @@ function round(chosen: Profile, config: WorldConfig, first: boolean): fc.Arbitra
 export function programs(name: ProfileName, size: ProgramSize = 'small'): fc.Arbitrary<Program> {
   const scale = SCALES[size];
   const chosen = profile(name, scale);
+  // A soak run (large) keeps its large worlds.
+  const cap = size === 'small' ? chosen.maxSessions : undefined;
+  const maxSessions = Math.min(scale.maxSessions, cap ?? scale.maxSessions);
   const config: fc.Arbitrary<WorldConfig> = fc.record({
-    sessions: fc.integer({ min: scale.minSessions, max: scale.maxSessions }),
+    sessions: fc.integer({ min: Math.min(scale.minSessions, maxSessions), max: maxSessions }),
     cacheSize: fc.integer({ min: 1, max: 2 }),
     durability,
     interleaveAdapterCalls: fc.boolean(),
+    heartbeats: fc.constant(chosen.heartbeats ?? true),
   });
   return config.chain((world) =>
     fc

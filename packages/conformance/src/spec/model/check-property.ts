@@ -7,7 +7,8 @@ import type { ModelSettings } from './settings.js';
  * that failure replayed by its seed and path and shrunk for at most `shrinkBudgetMs`. The
  * budget bounds only how small the reported counterexample gets, never whether a run
  * fails. A failure the replay does not reproduce (a race that did not recur) is reported
- * as first found, unshrunk. `fc.timeout` turns a run that hangs into a failure too.
+ * as first found, unshrunk, and so is one whose budget ran out before the replay failed.
+ * `fc.timeout` turns a run that hangs into a failure too.
  */
 export async function checkWithBoundedShrinking<Ts extends [unknown, ...unknown[]]>(
   property: fc.IAsyncPropertyWithHooks<Ts>,
@@ -25,5 +26,6 @@ export async function checkWithBoundedShrinking<Ts extends [unknown, ...unknown[
     path: found.counterexamplePath,
     plugins: [hangGuard, fc.interruptAfterTimeLimit(settings.shrinkBudgetMs)],
   });
-  return shrunk.failed ? shrunk : found;
+  // A shrink phase cut off before its replay failed found nothing to report: keep the first.
+  return shrunk.failed && shrunk.counterexample !== null ? shrunk : found;
 }

@@ -3,21 +3,47 @@
  * does, as plain data, so fast-check can generate, shrink and print it.
  *
  * Folder map (each file imports only from files above it in this list):
+ * - race-plans.ts: the data of the steps that drive issue 15's cases (races between two
+ *   instances, fenced runs, dead runs, late, damaged and foreign journal records);
  * - program.ts: the data of one run (this file);
  * - step-arbitraries.ts: how fast-check generates single steps;
+ * - race-arbitraries.ts: how it generates the issue-15 steps;
  * - arbitraries.ts: how it weighs them into programs, one profile per test;
  * - expected-messages.ts: the reference model's view of a transcript;
+ * - expected-turns.ts: the reference fold of a run's events into a turn (messages, tool
+ *   calls, marker);
  * - session-model.ts: the reference model of one session slot;
  * - history.ts: what was called and acknowledged, in order, and the lock-holder check;
  * - world.ts: the real side (store, scheduler, faults, raw reads) and its checks;
  * - step-checks.ts: what every call is held to (must resolve, must be refused and change
  *   nothing, may meet a transient fault and then succeed on retry);
+ * - run-checks.ts: what a run leaves (its journal, its one marker agreeing with the
+ *   journal, its tool calls) and planting records through a raw adapter;
  * - session-steps.ts, copy-steps.ts, stream-steps.ts, lock-steps.ts, restart-steps.ts:
  *   running each kind of step against the store and the model;
+ * - race-support.ts: what issue 15's steps share (a slot at rest, resyncing this store with
+ *   what another instance wrote, expected markers, the clock past the grace period);
+ * - foreign-cancel-steps.ts, fence-steps.ts, repair-race-steps.ts (two instances: a cancel
+ *   racing a stream, a run fenced out by a repair, a cancel racing a repair) and
+ *   damaged-journal-steps.ts, dead-run-steps.ts (damaged, late and foreign records):
+ *   issue 15's cases;
  * - run-program.ts: one whole run, rounds of concurrent tasks with checks between them;
  * - settings.ts, check-property.ts: run counts, seeds, sizes, bounded shrinking;
  * - sequential-commands.ts: the first model-based test (two sessions, one call at a time).
  */
+
+import {
+  type DamagedLivePlan,
+  type DeadRunPlan,
+  describeDamagedLive,
+  describeDeadRun,
+  describeFence,
+  describeForeignCancel,
+  describeRepairRace,
+  type FencePlan,
+  type ForeignCancelPlan,
+  type RepairRacePlan,
+} from './race-plans.js';
 
 /** E2: the store option `journal.durability`. */
 export type Durability = 'terminal' | 'group' | 'each';
@@ -35,6 +61,11 @@ export interface WorldConfig {
    * the backend's own pace: the races of a real disk).
    */
   readonly interleaveAdapterCalls: boolean;
+  /**
+   * E4: whether live runs write checkpoints (heartbeats). Off where a run must be able to
+   * look dead to another instance while its handle lives on (a worker that hung: D4, E6, F1).
+   */
+  readonly heartbeats: boolean;
 }
 
 /**
@@ -113,6 +144,11 @@ export type SessionStep =
   | { kind: 'delete' }
   | { kind: 'saveDeleted' }
   | { kind: 'stream'; stream: StreamPlan }
+  | { kind: 'foreignCancel'; plan: ForeignCancelPlan }
+  | { kind: 'fence'; plan: FencePlan }
+  | { kind: 'repairRace'; plan: RepairRacePlan }
+  | { kind: 'damagedLive'; plan: DamagedLivePlan }
+  | { kind: 'deadRun'; plan: DeadRunPlan }
   | { kind: 'tick' }
   | { kind: 'pause' };
 
@@ -155,7 +191,7 @@ export interface Program {
 export function describeProgram(program: Program): string {
   const { config } = program;
   const lines = [
-    `config: ${config.sessions} sessions, cache.maxSessions ${config.cacheSize}, journal.durability '${config.durability}', ${config.interleaveAdapterCalls ? 'every adapter call scheduled' : 'steps scheduled, adapter calls free'}`,
+    `config: ${config.sessions} sessions, cache.maxSessions ${config.cacheSize}, journal.durability '${config.durability}', ${config.interleaveAdapterCalls ? 'every adapter call scheduled' : 'steps scheduled, adapter calls free'}${config.heartbeats ? '' : ', no checkpoints'}`,
   ];
   program.rounds.forEach((round, roundIndex) => {
     lines.push(`round ${roundIndex + 1}:`);
@@ -202,6 +238,16 @@ export function describeStep(planned: PlannedStep): string {
       return `copy(${step.copy}, fsync ${step.fsync})${fault}`;
     case 'stream':
       return describeStream(step.stream);
+    case 'foreignCancel':
+      return describeForeignCancel(step.plan);
+    case 'fence':
+      return describeFence(step.plan);
+    case 'repairRace':
+      return describeRepairRace(step.plan);
+    case 'damagedLive':
+      return describeDamagedLive(step.plan);
+    case 'deadRun':
+      return describeDeadRun(step.plan);
     default:
       return `${step.kind}${fault}`;
   }

@@ -3,12 +3,10 @@ import { expect } from 'vitest';
 import { textMessage } from '../../harness/fixtures.js';
 import type { BackendFaultTarget } from '../../types.js';
 import type { Interlude } from './program.js';
+import { verifyRuns } from './run-checks.js';
 import type { SessionModel } from './session-model.js';
 import { attempt, describeError, mustResolve, underFault } from './step-checks.js';
-import type { ModelWorld } from './world.js';
-
-/** F1: past the default `recovery.graceMs` (30 s), so a restart recovers abandoned runs. */
-const PAST_GRACE_MS = 30_001;
+import { type ModelWorld, PAST_GRACE_MS } from './world.js';
 
 /**
  * What happens between rounds (no task running): nothing, a flushAll, a graceful restart
@@ -38,6 +36,8 @@ export async function runInterlude(world: ModelWorld, interlude: Interlude): Pro
         'C1, C2: close() reports no failed flush when no fault was injected',
       ).toEqual([]);
       await world.env.closeStore(opened);
+      // The other instance restarts too (its next use opens it afresh).
+      await world.closeOther();
       for (const model of world.slots) model.closed();
       await reopen(world);
       return;
@@ -56,6 +56,7 @@ export async function runInterlude(world: ModelWorld, interlude: Interlude): Pro
       // The dead process's adapter lets go of what it holds, as the OS does for a dead
       // process: what it already wrote (a group-commit log included) is on disk for the next.
       await opened.adapter.inner.close().catch(() => undefined);
+      await world.closeOther();
       for (const model of world.slots) model.killed();
       await reopen(world);
       return;
@@ -104,7 +105,7 @@ async function reopen(world: ModelWorld): Promise<void> {
   await world.open();
   world.history.note('a new store opened on the same namespace');
   if (world.slots.some((model) => model.abandoned !== null)) {
-    await world.env.clock.advance(PAST_GRACE_MS);
+    await world.advanceClock(PAST_GRACE_MS);
     for (const model of world.slots) model.recoverAbandonedRun();
   }
   await verifyFreshStore(world);
@@ -137,6 +138,8 @@ async function verifyFreshStore(world: ModelWorld): Promise<void> {
       session.pending,
       `F1: after the restart, ${model.id} has no pending turn left`,
     ).toBeNull();
+    world.expectToolCalls(session, model, `C3: after the restart, the tool calls of ${model.id}`);
+    await verifyRuns(world, model);
   }
   for (const model of world.slots) {
     for (const parent of model.parents) {
@@ -196,6 +199,12 @@ export async function verifyStored(world: ModelWorld): Promise<void> {
       persisted.session.pending !== null,
       `E1: ${model.id} has a pending turn stored exactly while a run is live`,
     ).toBe(model.abandoned !== null);
+    world.expectToolCalls(
+      persisted.session,
+      model,
+      `what is stored for ${model.id}: its tool calls`,
+    );
+    await verifyRuns(world, model);
     for (const parent of model.parents) {
       const stored = await world.stored(parent.id);
       if (stored === null) return world.fail(`D2: the rotated parent ${parent.id} is gone`);

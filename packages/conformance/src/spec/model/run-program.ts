@@ -2,8 +2,13 @@ import type fc from 'fast-check';
 import type { TestEnvironment } from '../../harness/environment.js';
 import { drainCallbacks } from '../../harness/fixtures.js';
 import { runCopyStep } from './copy-steps.js';
+import { runDamagedLive } from './damaged-journal-steps.js';
+import { runDeadRun } from './dead-run-steps.js';
+import { runFence } from './fence-steps.js';
+import { runForeignCancel } from './foreign-cancel-steps.js';
 import { runLockTask } from './lock-steps.js';
 import { nameStep, type PlannedStep, type Program } from './program.js';
+import { runRepairRace } from './repair-race-steps.js';
 import { runInterlude } from './restart-steps.js';
 import type { SessionModel } from './session-model.js';
 import { runSessionStep } from './session-steps.js';
@@ -85,9 +90,31 @@ async function runTask(
     }
     await world.gate(label);
     const { step } = planned;
-    if (step.kind === 'copy') await runCopyStep(world, model, step, planned.fault, label);
-    else if (step.kind === 'stream') await runStreamStep(world, model, step.stream, label);
-    else await runSessionStep(world, model, step, planned.fault, label);
+    switch (step.kind) {
+      case 'copy':
+        await runCopyStep(world, model, step, planned.fault, label);
+        break;
+      case 'stream':
+        await runStreamStep(world, model, step.stream, label);
+        break;
+      case 'foreignCancel':
+        await runForeignCancel(world, model, step.plan, label);
+        break;
+      case 'fence':
+        await runFence(world, model, step.plan, label);
+        break;
+      case 'repairRace':
+        await runRepairRace(world, model, step.plan, label);
+        break;
+      case 'damagedLive':
+        await runDamagedLive(world, model, step.plan, label);
+        break;
+      case 'deadRun':
+        await runDeadRun(world, model, step.plan, label);
+        break;
+      default:
+        await runSessionStep(world, model, step, planned.fault, label);
+    }
   }
 }
 

@@ -1,12 +1,35 @@
-import type { Session } from '@keepsake/core';
+import type { MarkerType, Session } from '@keepsake/core';
 import type { ExpectedMessage } from './expected-messages.js';
+import type { ExpectedToolCall } from './expected-turns.js';
 
 /** A run left live when its task ended: the next restart must recover it (F1). */
 export interface AbandonedRun {
+  readonly runId: string;
+  /** The session id its journal is kept under. */
+  readonly sessionId: string;
   readonly question: string;
   readonly attachments: readonly string[];
   /** Tokens whose append resolved before the run was abandoned. */
   readonly tokens: readonly string[];
+}
+
+/**
+ * A run that ended in this slot's transcript (E5, E6, F1): checked after every round and
+ * restart for exactly one marker (none when it completed) and, where the contract ties them,
+ * a marker that agrees with the journal's terminal state.
+ */
+export interface TrackedRun {
+  /** The session id its journal is kept under (a rename moves only live runs' journals). */
+  readonly sessionId: string;
+  readonly runId: string;
+  /** The kind of its one marker, or null: it completed (no marker). */
+  readonly marker: MarkerType | null;
+  /**
+   * Whether the marker must agree with what the journal says now. Not so once a later turn
+   * was answered before the run's output ended (D4: the turn is never rewritten), nor for a
+   * damaged or foreign journal (E2: its outcome is not believed).
+   */
+  readonly agreesWithJournal: boolean;
 }
 
 /** A rotated parent (D2): its id, and the transcript it keeps for good. */
@@ -43,6 +66,10 @@ export class SessionModel {
   deletedObject: Session | null = null;
   readonly parents: RotatedParent[] = [];
   abandoned: AbandonedRun | null = null;
+  /** F4: the tool calls the transcript holds, each owned by its run. */
+  toolCalls: ExpectedToolCall[] = [];
+  /** Runs that ended in this transcript, for the marker and journal checks. */
+  runs: TrackedRun[] = [];
 
   constructor(
     readonly slot: number,
@@ -68,6 +95,19 @@ export class SessionModel {
     this.nameIndex++;
     this.acknowledged = [...this.working];
     this.staleCopies = [];
+  }
+
+  /** A run ended in this transcript. */
+  track(run: TrackedRun): void {
+    this.runs = [...this.runs.filter((tracked) => tracked.runId !== run.runId), run];
+  }
+
+  /**
+   * The transcript lost messages on purpose (undo) or went away (delete): which markers are
+   * left is no longer the runs' doing, so they are not checked any more.
+   */
+  forgetRuns(): void {
+    this.runs = [];
   }
 
   /** A write of the whole live session resolved (save, beginRun, complete, flush…). */
@@ -110,7 +150,13 @@ export class SessionModel {
     if (run.tokens.length > 0) {
       this.working.push({ kind: 'answer', content: answer, partial: true, recovered: true });
     }
-    this.working.push({ kind: 'marker', type: 'interrupted' });
+    this.working.push({ kind: 'marker', type: 'interrupted', runId: run.runId });
     this.acknowledged = [...this.working];
+    this.track({
+      sessionId: run.sessionId,
+      runId: run.runId,
+      marker: 'interrupted',
+      agreesWithJournal: true,
+    });
   }
 }

@@ -10,7 +10,12 @@ import type { ModelWorld } from './world.js';
 /** E4: how far a `tick` moves the clock (the default checkpoint interval). */
 const CHECKPOINT_INTERVAL_MS = 5000;
 
-type SessionOnlyStep = Exclude<SessionStep, { kind: 'copy' } | { kind: 'stream' }>;
+type SessionOnlyStep = Exclude<
+  SessionStep,
+  {
+    kind: 'copy' | 'stream' | 'foreignCancel' | 'fence' | 'repairRace' | 'damagedLive' | 'deadRun';
+  }
+>;
 
 /**
  * Loads the slot's session and checks it against the model: while the application holds
@@ -40,6 +45,7 @@ export function expectLive(
     );
   }
   world.expectTranscript(session, model.working, `${label}: the live transcript`);
+  world.expectToolCalls(session, model, `${label}: the live session's tool calls`);
 }
 
 function written(message: { id: string; content: unknown }): ExpectedMessage {
@@ -142,6 +148,8 @@ export async function runSessionStep(
       const count = Math.min(step.count, model.working.length);
       session.messages.splice(-count, count);
       model.working.splice(-count, count);
+      model.forgetRuns();
+      model.toolCalls = model.toolCalls.map((call) => ({ ...call, hosted: false }));
       await faultable(world, model, fault, `${label}: save({ allowShrink: true })`, () =>
         store.save(session, { allowShrink: true }),
       );
@@ -222,6 +230,8 @@ export async function runSessionStep(
       model.working = [];
       model.acknowledged = [];
       model.staleCopies = [];
+      model.toolCalls = [];
+      model.forgetRuns();
       return;
     }
     case 'saveDeleted': {
@@ -232,7 +242,7 @@ export async function runSessionStep(
       return;
     }
     case 'tick':
-      await mustResolve(world, label, () => env.clock.advance(CHECKPOINT_INTERVAL_MS));
+      await mustResolve(world, label, () => world.advanceClock(CHECKPOINT_INTERVAL_MS));
       return;
     case 'pause':
       await world.gate(label);

@@ -1,4 +1,4 @@
-import type { RunHandle } from '@keepsake/core';
+import { MARKER_WORDING, type RunHandle } from '@keepsake/core';
 import { expect } from 'vitest';
 import type { ExpectedMessage } from './expected-messages.js';
 import type { FaultPoint, StreamPlan } from './program.js';
@@ -6,6 +6,9 @@ import type { SessionModel } from './session-model.js';
 import { expectLive } from './session-steps.js';
 import { faultable } from './step-checks.js';
 import type { ModelWorld } from './world.js';
+
+/** The error a failing stream reports (its marker carries the text, F1). */
+const FAILURE = 'the model failed';
 
 /**
  * E1, E2, E5, E6: one streamed turn. beginRun, then each token appended after a few
@@ -66,6 +69,7 @@ export async function runStreamStep(
         model.working.push({ kind: 'answer', content: answer, partial: false, recovered: false });
       }
       model.acknowledgeWorking();
+      model.track({ sessionId: id, runId: run.runId, marker: null, agreesWithJournal: true });
       expectLive(
         world,
         model,
@@ -77,7 +81,7 @@ export async function runStreamStep(
     case 'cancel':
     case 'fail': {
       const outcome = await faultable(world, model, faultAt('end'), `${label}: ${plan.end}`, () =>
-        plan.end === 'cancel' ? run.cancel() : run.fail({ message: 'the model failed' }),
+        plan.end === 'cancel' ? run.cancel() : run.fail({ message: FAILURE }),
       );
       expect(outcome, `E6: ${label}: ${plan.end}() ends the run`).toMatchObject({
         cancelled: true,
@@ -86,8 +90,15 @@ export async function runStreamStep(
       if (acknowledgedTokens.length > 0) {
         model.working.push({ kind: 'answer', content: answer, partial: true, recovered: false });
       }
-      model.working.push({ kind: 'marker', type: plan.end === 'cancel' ? 'cancelled' : 'errored' });
+      const type = plan.end === 'cancel' ? 'cancelled' : 'errored';
+      model.working.push({
+        kind: 'marker',
+        type,
+        runId: run.runId,
+        ...(plan.end === 'fail' ? { content: `${MARKER_WORDING.errored} ${FAILURE}` } : {}),
+      });
       model.acknowledgeWorking();
+      model.track({ sessionId: id, runId: run.runId, marker: type, agreesWithJournal: true });
       const session = await world.store.load(id);
       expectLive(
         world,
@@ -99,6 +110,8 @@ export async function runStreamStep(
     }
     case 'abandon':
       model.abandoned = {
+        runId: run.runId,
+        sessionId: run.sessionId,
         question: plan.question,
         attachments: plan.attachments,
         tokens: acknowledgedTokens,
