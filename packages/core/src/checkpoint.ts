@@ -59,18 +59,19 @@ export class PeriodicCheckpoint {
     );
   }
 
-  private tick(): void {
+  /** Returns the save it started, so a manual clock can let it finish (see Clock). */
+  private tick(): Promise<void> | undefined {
     this.timer = null;
-    if (this.stopped) return;
+    if (this.stopped) return undefined;
     const now = this.options.clock.now();
     const advanced = this.activity > this.savedActivity;
     const idleDue = now - this.lastSaveAt >= this.options.idleRefreshMs;
     if (!advanced && !idleDue) {
       this.schedule();
-      return;
+      return undefined;
     }
     const activityAtStart = this.activity;
-    this.inFlight = this.options
+    const saving = this.options
       .save()
       .then(() => {
         this.savedActivity = activityAtStart;
@@ -82,5 +83,7 @@ export class PeriodicCheckpoint {
         this.inFlight = null;
         if (!this.stopped) this.schedule();
       });
+    this.inFlight = saving;
+    return saving;
   }
 }
