@@ -180,7 +180,9 @@ describe('keepsake quarantine (fs)', () => {
     const { path } = await sampleStoreAt('quarantine', 3);
     const adapter = await openFs(path);
     // A sound session moved aside (as an older, stricter reader might have done)…
-    const before = await readStoreContents(adapter);
+    const reader = createSessionStore({ adapter: await openFs(path) });
+    const original = await reader.load('chat-0002');
+    await reader.close();
     const movedAside = await adapter.quarantineDocument(
       'sessions',
       'chat-0002',
@@ -204,18 +206,14 @@ describe('keepsake quarantine (fs)', () => {
     expect(listed.stdout).toMatch(/sessions\/chat-0002\s+no\s+test: moved aside/);
     expect(listed.stdout).toContain(corrupt!.location);
 
-    // @keepsake/fs does not implement the optional readQuarantined: a copy must be given.
-    const withoutFile = await keepsake(['quarantine', 'restore', path, movedAside]);
-    expect(withoutFile.exitCode).toBe(EXIT_CODES.usage);
-    expect(withoutFile.stderr).toContain(`the bytes are at ${movedAside}`);
-    const original = JSON.parse(before.documents.sessions.get('chat-0002')!.base) as {
-      messages: unknown[];
-    };
+    // @keepsake/fs reads the quarantined bytes back (readQuarantined): no copy is needed.
     const saved = join(root.path, 'chat-0002.json');
     await writeFile(saved, JSON.stringify(original));
-    const restored = await keepsake(['quarantine', 'restore', path, movedAside, '--file', saved]);
+    const restored = await keepsake(['quarantine', 'restore', path, movedAside]);
     expect(restored.exitCode).toBe(EXIT_CODES.ok);
-    expect(restored.stdout).toContain('restored sessions/chat-0002 at revision 1');
+    expect(restored.stdout).toContain(
+      `restored sessions/chat-0002 at revision 1 from ${movedAside}`,
+    );
     const shown = JSON.parse((await keepsake(['show', path, 'chat-0002', '--json'])).stdout) as {
       session: { messages: unknown[] };
     };

@@ -131,6 +131,8 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
       call(`quarantine ${collection}/${id}`, () => quarantine.quarantine(collection, id, reason)),
     listQuarantined: (): Promise<QuarantinedDocument[]> =>
       call('list quarantine', () => quarantine.list()),
+    readQuarantined: (location: string): Promise<string | null> =>
+      call('read quarantined bytes', () => quarantine.read(location)),
 
     putIndexEntry: (summary: SessionSummary, indexOptions: { durable: boolean }) =>
       call('write the index', () => index.put(summary, indexOptions.durable)),

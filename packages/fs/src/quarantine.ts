@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Collection, QuarantinedDocument } from '@keepsake/core';
 import { renameWithRetry, writeFileAtomic } from './atomic-write.js';
 import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
 import { isNotFound, toBackendError } from './errors.js';
+import { decodeFrames } from './framing.js';
 import { assertDocumentId, decodeName, encodeId } from './id-encoding.js';
 import { COLLECTIONS } from './layout.js';
+import { readOptional } from './optional-file.js';
+import { decodeDelta } from './records.js';
+import { readBase } from './segment-base.js';
 
 /**
  * A2: a document that does not parse is moved, by rename, into its own entry under
@@ -97,6 +101,36 @@ export class QuarantineStore {
       });
     }
     return documents.sort((left, right) => left.quarantinedAt - right.quarantinedAt);
+  }
+
+  /**
+   * A2: the quarantined bytes at `location` as the store wrote them: the base document's
+   * text, then each delta's text, joined by newlines. A base whose header or checksum is
+   * wrong comes back whole, header included, and a delta file's undecodable tail comes back
+   * as its raw text on a line of its own, so nothing moved aside is hidden. Null for a
+   * location that is not an entry of this quarantine directory, or that holds nothing.
+   */
+  async read(location: string): Promise<string | null> {
+    const { fileSystem, layout } = this.context;
+    if (dirname(resolve(location)) !== resolve(layout.quarantineDirectory)) return null;
+    if (!ENTRY_NAME.test(basename(location))) return null;
+    const base = await readBase(fileSystem, join(location, 'document'));
+    const deltaBytes = await readOptional(fileSystem, join(location, 'deltas'));
+    if (base.status === 'missing' && deltaBytes === null) return null;
+    const parts: string[] = [];
+    if (base.status === 'ok') parts.push(base.text);
+    if (base.status === 'corrupt') parts.push(base.raw);
+    if (deltaBytes !== null) {
+      const frames = decodeFrames(deltaBytes);
+      for (const payload of frames.payloads) {
+        const delta = decodeDelta(payload);
+        parts.push(delta === null ? Buffer.from(payload).toString('utf8') : delta.text);
+      }
+      if (frames.torn) {
+        parts.push(Buffer.from(deltaBytes.subarray(frames.validLength)).toString('utf8'));
+      }
+    }
+    return parts.join('\n');
   }
 
   private async readReason(location: string): Promise<string> {
