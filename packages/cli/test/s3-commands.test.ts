@@ -10,6 +10,7 @@ import { redisStoreUrl, startRedis, uniquePrefix } from './helpers/redis.js';
 import { keepsake, tempDirectory } from './helpers/run-keepsake.js';
 import { s3StoreAdapter, s3StoreUrl, startS3, uniqueS3Prefix } from './helpers/s3.js';
 import { fillSampleStore, type SampleStore } from './helpers/sample-store.js';
+import { exited, spawnKeepsake } from './helpers/spawn-keepsake.js';
 import { contentsOf, expectSameContents } from './helpers/store-contents.js';
 
 let s3: S3Target;
@@ -119,6 +120,44 @@ describe('keepsake on S3', () => {
     const before = await contentsOf(fsAdapter({ directory: original }));
     expectSameContents(await contentsOf(s3StoreAdapter(s3, s3Prefix)), before);
     expectSameContents(await contentsOf(fsAdapter({ directory: back })), before);
+  });
+});
+
+describe('keepsake migrate to S3, killed half-way', () => {
+  it('H3: fs → S3 killed (SIGKILL) past 30% is refused without --resume and finished by it, nothing lost or doubled', async () => {
+    const fsStore = join(root.path, 'kill-fs-s3');
+    const prefix = uniqueS3Prefix('kill-fs-s3');
+    const target = s3StoreUrl(s3, prefix);
+    await fillSampleStore(fsAdapter({ directory: fsStore }), { sessions: 60, tokensPerRun: 10 });
+    const before = await contentsOf(fsAdapter({ directory: fsStore }));
+
+    const child = spawnKeepsake(['migrate', '--from', fsStore, '--to', target]);
+    let progress = '';
+    const killed = new Promise<void>((resolve) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        progress += chunk.toString('utf8');
+        // Plain progress lines (stderr is a pipe): kill at the first past 30%.
+        const done = [...progress.matchAll(/^copy: (\d+)\/(\d+)\s/gm)].at(-1);
+        if (done !== undefined && Number(done[1]) * 10 >= Number(done[2]) * 3 && child.pid) {
+          process.kill(child.pid, 'SIGKILL');
+          resolve();
+        }
+      });
+    });
+    const ended = await Promise.race([killed.then(() => exited(child)), exited(child)]);
+    expect(ended.signal, `the child ended on its own:\n${progress}`).toBe('SIGKILL');
+
+    const partial = await contentsOf(s3StoreAdapter(s3, prefix));
+    expect(partial.documents.sessions.size).toBeGreaterThan(0);
+    expect(partial.documents.sessions.size).toBeLessThan(before.documents.sessions.size);
+    const refused = await keepsake(['migrate', '--from', fsStore, '--to', target]);
+    expect(refused.exitCode).toBe(EXIT_CODES.targetNotEmpty);
+    const resumed = await keepsake(['migrate', '--from', fsStore, '--to', target, '--resume']);
+    expect(resumed.exitCode, resumed.stderr).toBe(EXIT_CODES.ok);
+    expect(resumed.stdout).toMatch(/\d+ documents were already in place from an earlier run/);
+    expect(resumed.stdout).not.toContain('mismatch');
+    expectSameContents(await contentsOf(s3StoreAdapter(s3, prefix)), before);
+    expect((await keepsake(['verify', target])).exitCode).toBe(EXIT_CODES.ok);
   });
 });
 
