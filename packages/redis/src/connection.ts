@@ -80,10 +80,17 @@ export async function untilReady(client: RedisClient, timeoutMs: number): Promis
     throw new BackendUnavailableError(ADAPTER_NAME, 'the connection was closed');
   }
   await new Promise<void>((resolve, reject) => {
+    // The last connection error seen while waiting: the reason the timeout gives (a refused
+    // port, a wrong password, a TLS mismatch), with the error itself as its cause.
+    let lastError: Error | undefined;
+    const onError = (error: Error) => {
+      lastError = error;
+    };
     const cleanup = () => {
       clearTimeout(timer);
       client.off('ready', onReady);
       client.off('end', onEnd);
+      client.off('error', onError);
     };
     const onReady = () => {
       cleanup();
@@ -91,19 +98,29 @@ export async function untilReady(client: RedisClient, timeoutMs: number): Promis
     };
     const onEnd = () => {
       cleanup();
-      reject(new BackendUnavailableError(ADAPTER_NAME, 'the connection was closed'));
+      reject(
+        new BackendUnavailableError(
+          ADAPTER_NAME,
+          `the connection was closed${lastError ? ` (last error: ${lastError.message})` : ''}`,
+          lastError ? { cause: lastError } : {},
+        ),
+      );
     };
     const timer = setTimeout(() => {
       cleanup();
       reject(
         new BackendUnavailableError(
           ADAPTER_NAME,
-          `no connection to the server within ${timeoutMs} ms (status: ${client.status})`,
+          `no connection to the server within ${timeoutMs} ms (status: ${client.status}${
+            lastError ? `; last error: ${lastError.message}` : ''
+          })`,
+          lastError ? { cause: lastError } : {},
         ),
       );
     }, timeoutMs);
     client.on('ready', onReady);
     client.on('end', onEnd);
+    client.on('error', onError);
     if (client.status === 'wait') {
       // The promise only says how this attempt went; 'ready' and the timer decide.
       client.connect().catch(() => undefined);

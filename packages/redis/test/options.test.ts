@@ -1,4 +1,5 @@
-import { InvalidConfigError } from '@keepsake/core';
+import { type AddressInfo, createServer } from 'node:net';
+import { BackendUnavailableError, InvalidConfigError } from '@keepsake/core';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { redisAdapter } from '../src/index.js';
@@ -53,3 +54,33 @@ describe('redisAdapter options', () => {
     void adapter.close();
   });
 });
+
+describe('connecting', () => {
+  it('a server that cannot be reached fails open() with a retryable BackendUnavailableError that names the last connection error', async () => {
+    const port = await closedPort();
+    const adapter = redisAdapter({
+      url: `redis://127.0.0.1:${port}`,
+      keyPrefix: 'unreachable',
+      connectTimeoutMs: 300,
+    });
+    const error = await adapter.open().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    await adapter.close();
+    expect(BackendUnavailableError.isInstance(error)).toBe(true);
+    const unavailable = error as BackendUnavailableError;
+    expect(unavailable.isRetryable).toBe(true);
+    expect(unavailable.message).toMatch(/last error: .*ECONNREFUSED/);
+    expect((unavailable.cause as Error | undefined)?.message).toMatch(/ECONNREFUSED/);
+  });
+});
+
+/** A loopback port nothing listens on: taken from the OS, then let go. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
