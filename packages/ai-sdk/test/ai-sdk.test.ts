@@ -1,0 +1,129 @@
+import {
+  convertToModelMessages,
+  createUIMessageStreamResponse,
+  isStepCount,
+  parseJsonEventStream,
+  streamText,
+  tool,
+  toUIMessageStream,
+  type UIMessageChunk,
+  uiMessageChunkSchema,
+  validateUIMessages,
+} from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createResumableStreamContext, loadChat, MARKER_PART_TYPE } from '../src/index.js';
+import { messageFromChunks } from '../src/message-from-chunks.js';
+import { answerWords, dataSchemas, userMessage } from './helpers/chunk-streams.js';
+import { scriptedModel } from './helpers/scripted-model.js';
+import { type Backend, createBackend } from './helpers/stores.js';
+
+const tools = {
+  search_notes: tool({
+    inputSchema: z.object({ query: z.string() }),
+    execute: async ({ query }) => ({ query, hits: 2 }),
+  }),
+};
+
+/** What `DefaultChatTransport` does with a response body: SSE parsed against the chunk schema. */
+async function readAsTheClientDoes(response: Response): Promise<UIMessageChunk[]> {
+  const chunks: UIMessageChunk[] = [];
+  for await (const result of parseJsonEventStream({
+    stream: response.body!,
+    schema: uiMessageChunkSchema,
+  })) {
+    if (!result.success) throw result.error;
+    chunks.push(result.value);
+  }
+  return chunks;
+}
+
+describe('with streamText and the SSE response the AI SDK client reads', () => {
+  let backend: Backend;
+  beforeAll(async () => {
+    backend = await createBackend('fs');
+  });
+  afterAll(() => backend.dispose());
+
+  it('a multi-step tool-calling answer from streamText round-trips through the journal and the SSE body', async () => {
+    const store = backend.open();
+    const context = createResumableStreamContext({ store });
+    const words = answerWords(25);
+    const stream = await context.resumableStream(
+      'streamtext-chat',
+      async ({ messages, abortSignal }) => {
+        const result = streamText({
+          model: scriptedModel(words),
+          messages: await convertToModelMessages(messages),
+          tools,
+          stopWhen: isStepCount(2),
+          abortSignal,
+        });
+        return toUIMessageStream({ stream: result.stream, sendSources: true });
+      },
+      { message: userMessage('q1', 'What do my notes say?') },
+    );
+    const chunks = await readAsTheClientDoes(createUIMessageStreamResponse({ stream }));
+    await context.settle();
+    const resumedLater = await context.resumeExistingStream('streamtext-chat');
+    expect(resumedLater).toBeNull();
+    const chat = await loadChat(backend.open(), 'streamtext-chat');
+    expect(chat[1]).toStrictEqual(await messageFromChunks(chunks, 'unused'));
+    expect(chat[1]!.parts.map((part) => part.type)).toEqual([
+      'step-start',
+      'reasoning',
+      'tool-search_notes',
+      'step-start',
+      'source-url',
+      'text',
+    ]);
+    expect(chat[1]!.parts[2]).toMatchObject({
+      state: 'output-available',
+      output: { query: 'keepsake', hits: 2 },
+    });
+    const validated = await validateUIMessages({ messages: chat, tools });
+    expect(validated).toStrictEqual(chat);
+    // What the model is given next time: the chat as stored converts without loss of turns.
+    expect(await convertToModelMessages(chat, { tools })).toHaveLength(4);
+    context.close();
+  });
+
+  it('a stopped answer ends with chunks the client schema accepts, and the marker converts to nothing for the model', async () => {
+    const store = backend.open();
+    const context = createResumableStreamContext({ store });
+    const stream = await context.resumableStream(
+      'stopped-chat',
+      async ({ messages, abortSignal }) =>
+        toUIMessageStream({
+          stream: streamText({
+            model: scriptedModel(answerWords(400), 5),
+            messages: await convertToModelMessages(messages),
+            tools,
+            stopWhen: isStepCount(2),
+            abortSignal,
+          }).stream,
+        }),
+      { message: userMessage('q1', 'Go on and on') },
+    );
+    const response = createUIMessageStreamResponse({ stream });
+    const reading = readAsTheClientDoes(response);
+    // Stop once some text streamed (another request, as a stop button sends it).
+    for (;;) {
+      const chat = await store.readJournal(
+        'stopped-chat',
+        (await context.hasExistingStream('stopped-chat'))!,
+      );
+      if (chat.records.filter((record) => record.type === 'token').length >= 5) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await context.stopStream('stopped-chat')).cancelled).toBe(true);
+    const chunks = await reading;
+    expect(chunks.at(-2)).toMatchObject({ type: MARKER_PART_TYPE, data: { type: 'cancelled' } });
+    await context.settle();
+    const chat = await loadChat(store, 'stopped-chat');
+    await validateUIMessages({ messages: chat, tools, dataSchemas });
+    const modelMessages = await convertToModelMessages(chat, { tools });
+    expect(JSON.stringify(modelMessages)).not.toContain('Cancelled by the user');
+    context.close();
+  });
+});

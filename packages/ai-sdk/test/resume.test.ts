@@ -1,0 +1,353 @@
+import { InvalidInputError, SessionBusyError, type SessionStore } from '@keepsake/core';
+import { type UIMessage, type UIMessageChunk, validateUIMessages } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createResumableStreamContext,
+  loadChat,
+  MARKER_PART_TYPE,
+  type ResumableStreamContext,
+  sessionIdOfChat,
+} from '../src/index.js';
+import { messageFromChunks } from '../src/message-from-chunks.js';
+import {
+  answerWords,
+  chunkStream,
+  dataSchemas,
+  gatedStream,
+  readAll,
+  readUntil,
+  scriptedAnswer,
+  userMessage,
+} from './helpers/chunk-streams.js';
+import { type Backend, createBackend } from './helpers/stores.js';
+
+/** A short recovery grace so a dead producer is recovered within a test. */
+const GRACE_MS = 300;
+const textOf = (chunks: readonly UIMessageChunk[]) =>
+  chunks.map((chunk) => (chunk.type === 'text-delta' ? chunk.delta : '')).join('');
+const isMarker = (chunk: UIMessageChunk) => chunk.type === MARKER_PART_TYPE;
+
+describe.each(['memory', 'fs'] as const)('resumable streams on %s', (backendName) => {
+  let backend: Backend;
+  let store: SessionStore;
+  let context: ResumableStreamContext;
+  let chatNumber = 0;
+  const newChat = () => `${backendName}-chat-${++chatNumber}`;
+
+  beforeAll(async () => {
+    backend = await createBackend(backendName);
+    store = backend.open();
+    context = createResumableStreamContext({ store, graceMs: GRACE_MS, pollIntervalMs: 20 });
+  });
+  afterAll(async () => {
+    await context.settle();
+    context.close();
+    await backend.dispose();
+  });
+
+  /** A second server instance over the same backend, with a short recovery grace. */
+  function secondInstance() {
+    const other = backend.open({ recovery: { graceMs: GRACE_MS } });
+    const otherContext = createResumableStreamContext({
+      store: other,
+      graceMs: GRACE_MS,
+      pollIntervalMs: 20,
+    });
+    return { store: other, context: otherContext };
+  }
+
+  it('a reload resumes: the replay starts from the first chunk, and a finished answer has nothing to resume', async () => {
+    const chatId = newChat();
+    const chunks = scriptedAnswer(answerWords(12));
+    const gate = gatedStream(chunks);
+    const live = await context.resumableStream(chatId, () => gate.stream, {
+      message: userMessage('q1', 'What does Keepsake keep?'),
+    });
+    gate.release(16);
+    // The page reads part of the answer, then reloads (its connection closes).
+    const beforeReload = await readUntil(live, (_, seen) => seen.length === 16);
+    expect(await context.hasExistingStream(chatId)).not.toBeNull();
+    // The reloaded page: the chat shows the question, the stream replays the answer.
+    expect((await loadChat(store, chatId)).map((message) => message.id)).toEqual(['q1']);
+    const resumed = await context.resumeExistingStream(chatId);
+    expect(resumed).not.toBeNull();
+    gate.releaseAll();
+    const replayed = await readAll(resumed!);
+    expect(replayed.slice(0, 16)).toEqual(beforeReload);
+    expect(replayed.map((chunk) => chunk.type)).toEqual(chunks.map((chunk) => chunk.type));
+    expect(textOf(replayed)).toBe(textOf(chunks));
+    await context.settle();
+    expect(await context.resumeExistingStream(chatId)).toBeNull();
+    expect(await context.hasExistingStream(chatId)).toBeNull();
+    const chat = await loadChat(store, chatId);
+    expect(chat).toHaveLength(2);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(replayed, 'unused'));
+    await validateUIMessages({ messages: chat });
+  });
+
+  it('another instance resumes while the first streams, and both streams end with the same answer', async () => {
+    const chatId = newChat();
+    const chunks = scriptedAnswer(answerWords(20));
+    const gate = gatedStream(chunks);
+    const live = await context.resumableStream(chatId, () => gate.stream, {
+      message: userMessage('q1', 'Hello'),
+    });
+    gate.release(5);
+    const other = secondInstance();
+    const elsewhere = await other.context.resumeExistingStream(chatId);
+    expect(elsewhere).not.toBeNull();
+    const [onFirst, onSecond] = await Promise.all([
+      readAll(live),
+      readAll(elsewhere!),
+      (async () => gate.releaseAll())(),
+    ]);
+    expect(onSecond).toEqual(onFirst);
+    expect(textOf(onSecond)).toBe(textOf(chunks));
+    await context.settle();
+    expect(await loadChat(other.store, chatId)).toStrictEqual(await loadChat(store, chatId));
+    other.context.close();
+  });
+
+  it('onFinish: the answer is saved exactly once, also when the client disconnected at once', async () => {
+    const chatId = newChat();
+    const finished: Array<{ messages: UIMessage[]; responseMessage: UIMessage }> = [];
+    const live = await context.resumableStream(
+      chatId,
+      () => chunkStream(scriptedAnswer(answerWords(30)), { delayMs: 1 }),
+      {
+        message: userMessage('q1', 'Tell me something long'),
+        onFinish: ({ messages, responseMessage }) => {
+          finished.push({ messages, responseMessage });
+        },
+      },
+    );
+    await live.cancel();
+    await context.settle();
+    expect(finished).toHaveLength(1);
+    const chat = await loadChat(backend.open(), chatId);
+    expect(chat).toStrictEqual(finished[0]!.messages);
+    expect(chat.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(JSON.parse(JSON.stringify(finished[0]!.responseMessage))).toStrictEqual(chat[1]);
+    const [runId] = await store.listRuns(sessionIdOfChat(chatId));
+    const journal = await store.readJournal(sessionIdOfChat(chatId), runId!);
+    expect(journal.records.filter((record) => record.type === 'done')).toHaveLength(1);
+  });
+
+  it('E6: stop mid-stream keeps the partial answer under a cancelled marker; the model is stopped', async () => {
+    const chatId = newChat();
+    const chunks = scriptedAnswer(answerWords(40));
+    const gate = gatedStream(chunks);
+    let modelSignal: AbortSignal | undefined;
+    const live = await context.resumableStream(
+      chatId,
+      ({ abortSignal }) => {
+        modelSignal = abortSignal;
+        return gate.stream;
+      },
+      { message: userMessage('q1', 'Write an essay') },
+    );
+    gate.release(20);
+    const reader = live.getReader();
+    const seen: UIMessageChunk[] = [];
+    while (seen.length < 20) seen.push((await reader.read()).value!);
+    const outcome = await context.stopStream(chatId);
+    expect(outcome.cancelled).toBe(true);
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      seen.push(next.value);
+    }
+    // The stream ends by itself: the open text part closed, the marker, finish.
+    expect(seen.slice(20).map((chunk) => chunk.type)).toEqual([
+      'text-end',
+      MARKER_PART_TYPE,
+      'finish',
+    ]);
+    expect(seen.find(isMarker)).toMatchObject({
+      data: { type: 'cancelled', wording: 'cancelled' },
+    });
+    expect(modelSignal?.aborted).toBe(true);
+    expect(gate.cancelled).toBe(true);
+    await context.settle();
+    // After a reload: the same partial answer and marker, valid for the AI SDK.
+    const chat = await loadChat(backend.open(), chatId);
+    expect(chat).toHaveLength(2);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(seen, 'unused'));
+    expect(chat[1]!.parts.at(-1)).toMatchObject({ type: MARKER_PART_TYPE });
+    await validateUIMessages({ messages: chat, dataSchemas });
+    // The chat takes the next message.
+    const next = await context.resumableStream(chatId, () => chunkStream(scriptedAnswer(['ok'])), {
+      message: userMessage('q2', 'Shorter, please'),
+    });
+    await readAll(next);
+    await context.settle();
+    expect((await loadChat(store, chatId)).map((message) => message.id)).toEqual([
+      'q1',
+      chat[1]!.id,
+      'q2',
+      expect.any(String),
+    ]);
+  });
+
+  it('E6: a stop from another instance ends the answer where it was; the producer stops at its next chunk', async () => {
+    const chatId = newChat();
+    const chunks = scriptedAnswer(answerWords(30));
+    const gate = gatedStream(chunks);
+    const live = await context.resumableStream(chatId, () => gate.stream, {
+      message: userMessage('q1', 'Hi'),
+    });
+    gate.release(18);
+    const seen = await readUntil(live, (_, all) => all.length === 18);
+    const other = secondInstance();
+    expect((await other.context.stopStream(chatId)).cancelled).toBe(true);
+    gate.release(1);
+    await context.settle();
+    expect(gate.handedOut).toBeLessThanOrEqual(19);
+    const chat = await loadChat(store, chatId);
+    const answer = chat[1]!;
+    expect(answer.parts.at(-1)).toMatchObject({ data: { type: 'cancelled' } });
+    // Exactly the chunks journaled before the stop: the 18 seen (the 19th was refused).
+    const expected = await messageFromChunks([...seen, { type: 'text-end', id: 't1' }], 'unused');
+    expect(answer.parts.slice(0, -1)).toStrictEqual(expected.parts);
+    other.context.close();
+  });
+
+  it('F1: a producer that stops making progress is recovered by another instance: the stream ends with the partial answer and a marker', async () => {
+    const chatId = newChat();
+    const chunks = scriptedAnswer(answerWords(30));
+    const gate = gatedStream(chunks);
+    const live = await context.resumableStream(chatId, () => gate.stream, {
+      message: userMessage('q1', 'Hi'),
+    });
+    gate.release(17);
+    const seen = await readUntil(live, (_, all) => all.length === 17);
+    // The producer hangs (never released): to the other instance it is as good as dead.
+    const other = secondInstance();
+    const resumed = await other.context.resumeExistingStream(chatId);
+    const replayed = await readAll(resumed!);
+    expect(replayed.slice(0, 17)).toEqual(seen);
+    expect(replayed.slice(17).map((chunk) => chunk.type)).toEqual([
+      'text-end',
+      MARKER_PART_TYPE,
+      'finish',
+    ]);
+    expect(replayed.find(isMarker)).toMatchObject({
+      data: { type: 'interrupted', wording: 'recovered' },
+    });
+    const chat = await loadChat(other.store, chatId);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(replayed, 'unused'));
+    await validateUIMessages({ messages: chat, dataSchemas });
+    // The stalled producer lost its turn (D4): released, it stops at once.
+    gate.releaseAll();
+    await context.settle();
+    expect(gate.handedOut).toBeLessThan(chunks.length);
+    other.context.close();
+  });
+
+  it('F1, F2: a run that died before its first chunk ends its stream with a neutral marker', async () => {
+    const chatId = newChat();
+    const sessionId = sessionIdOfChat(chatId);
+    await store.create({ id: sessionId });
+    // A producer that began the run (the question is stored, E1) and died at once.
+    await store.beginRun(sessionId, {
+      userMessage: { role: 'user', content: [{ type: 'text', text: 'Hi' }], aiSdk: { id: 'q1' } },
+    });
+    const other = secondInstance();
+    const replayed = await readAll((await other.context.resumeExistingStream(chatId))!);
+    expect(replayed.map((chunk) => chunk.type)).toEqual(['start', MARKER_PART_TYPE, 'finish']);
+    expect(replayed[1]).toMatchObject({ data: { type: 'interrupted', wording: 'neutral' } });
+    const chat = await loadChat(other.store, chatId);
+    expect(chat.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(replayed, 'unused'));
+    other.context.close();
+  });
+
+  it('a retried request resumes the answer it started; another message meanwhile is busy (E7); regenerate answers again', async () => {
+    const chatId = newChat();
+    const gate = gatedStream(scriptedAnswer(answerWords(5)));
+    let made = 0;
+    const makeStream = () => {
+      made++;
+      return gate.stream;
+    };
+    const first = await context.resumableStream(chatId, makeStream, {
+      message: userMessage('q1', 'Hi'),
+    });
+    const retried = await context.resumableStream(chatId, makeStream, {
+      message: userMessage('q1', 'Hi'),
+    });
+    const busy = await context
+      .resumableStream(chatId, makeStream, { message: userMessage('q2', 'Other') })
+      .catch((error) => error);
+    expect(SessionBusyError.isInstance(busy)).toBe(true);
+    gate.releaseAll();
+    const [one, two] = await Promise.all([readAll(first), readAll(retried)]);
+    expect(two).toEqual(one);
+    await context.settle();
+    expect(made).toBe(1);
+
+    const again = await context
+      .resumableStream(chatId, () => chunkStream(scriptedAnswer(['again'])), {
+        message: userMessage('q1', 'Hi'),
+      })
+      .catch((error) => error);
+    expect(InvalidInputError.isInstance(again)).toBe(true);
+    const regenerated = await context.resumableStream(
+      chatId,
+      () => chunkStream(scriptedAnswer(['again'])),
+      { message: userMessage('q1', 'Hi'), trigger: 'regenerate-message' },
+    );
+    await readAll(regenerated);
+    await context.settle();
+    const chat = await loadChat(store, chatId);
+    expect(chat).toHaveLength(2);
+    expect(chat[1]!.parts.at(-1)).toMatchObject({ type: 'text', text: 'again' });
+  });
+
+  it('an error chunk or a throwing model ends the answer under an errored marker; the question stays', async () => {
+    const errors: unknown[] = [];
+    const failing = createResumableStreamContext({
+      store,
+      graceMs: GRACE_MS,
+      onError: (error) => errors.push(error),
+    });
+    const chatId = newChat();
+    const chunks: UIMessageChunk[] = [
+      { type: 'start' },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'Partial' },
+      { type: 'error', errorText: 'The provider is overloaded.' },
+    ];
+    const replayed = await readAll(
+      await failing.resumableStream(chatId, () => chunkStream(chunks), {
+        message: userMessage('q1', 'Hi'),
+      }),
+    );
+    expect(replayed.find(isMarker)).toMatchObject({
+      data: { type: 'errored', text: 'The run failed. The provider is overloaded.' },
+    });
+    const throwing = newChat();
+    const thrown = await readAll(
+      await failing.resumableStream(
+        throwing,
+        () =>
+          new ReadableStream<UIMessageChunk>({
+            start(controller) {
+              controller.enqueue({ type: 'start' });
+              controller.error(new Error('socket hang up (secret-host:443)'));
+            },
+          }),
+        { message: userMessage('q1', 'Hi') },
+      ),
+    );
+    expect(thrown.find(isMarker)).toMatchObject({
+      data: { type: 'errored', text: 'The run failed. The model stream failed.' },
+    });
+    await failing.settle();
+    failing.close();
+    expect(errors).toHaveLength(1);
+    const chat = await loadChat(store, throwing);
+    expect(chat.map((message) => message.role)).toEqual(['user', 'assistant']);
+    await validateUIMessages({ messages: chat, dataSchemas });
+  });
+});
