@@ -1,3 +1,5 @@
+import { assertCollection, assertDocumentId, type Collection } from '@keepsake/core';
+
 /**
  * The medium this example adapter stores into: a map of string keys to string values, the
  * shape of most key-value stores. Values are always serialized text, so nothing a caller
@@ -5,10 +7,15 @@
  */
 export type KeyValueMap = Map<string, string>;
 
-/** Keys of one medium. Ids never contain "/" (core validates them, A1), so keys never clash. */
+/**
+ * Keys of one medium. A document id is checked against its collection's shape before it
+ * becomes a key (A1: core's `assertDocumentId` throws InvalidIdError), and ids never
+ * contain "/", so keys never clash; each collection has its own prefix.
+ */
 export const keys = {
-  document: (collection: string, id: string) => `doc/${collection}/${id}`,
-  documentPrefix: (collection: string) => `doc/${collection}/`,
+  document: (collection: Collection, id: string) =>
+    `doc/${collection}/${assertDocumentId(collection, id)}`,
+  documentPrefix: (collection: Collection) => `doc/${assertCollection(collection)}/`,
   index: 'index',
   log: (sessionId: string, runId: string) => `log/${sessionId}/${runId}`,
   logPrefix: (sessionId: string) => `log/${sessionId}/`,

@@ -2,6 +2,8 @@ import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import {
   type AdapterCapabilities,
   type AppendLogResult,
+  assertCollection,
+  assertDocumentId,
   BackendError,
   type Collection,
   type DeleteOptions,
@@ -132,6 +134,7 @@ class SqliteAdapter implements StorageAdapterV1 {
   }
 
   async getDocument(collection: Collection, id: string): Promise<StoredDocument | null> {
+    assertDocumentId(collection, id);
     return this.run('read a document', (database) => {
       const row = database
         .prepare('SELECT revision, base FROM documents WHERE collection = ? AND id = ?')
@@ -147,6 +150,7 @@ class SqliteAdapter implements StorageAdapterV1 {
   }
 
   async hasDocument(collection: Collection, id: string): Promise<boolean> {
+    assertDocumentId(collection, id);
     return this.run(
       'read a document',
       (database) => this.revisionOf(database, collection, id) !== null,
@@ -159,6 +163,7 @@ class SqliteAdapter implements StorageAdapterV1 {
     write: DocumentWrite,
     options: WriteOptions,
   ): Promise<PutResult> {
+    assertDocumentId(collection, id);
     return this.transaction('write a document', options.durable, (database): PutResult => {
       const currentRevision = this.revisionOf(database, collection, id);
       if (currentRevision !== options.expectedRevision) return { ok: false, currentRevision };
@@ -193,6 +198,7 @@ class SqliteAdapter implements StorageAdapterV1 {
     id: string,
     options: DeleteOptions,
   ): Promise<PutResult> {
+    assertDocumentId(collection, id);
     return this.transaction('delete a document', options.durable, (database): PutResult => {
       const currentRevision = this.revisionOf(database, collection, id);
       if (options.expectedRevision !== undefined && currentRevision !== options.expectedRevision) {
@@ -204,6 +210,7 @@ class SqliteAdapter implements StorageAdapterV1 {
   }
 
   async listDocuments(collection: Collection, options: ListDocumentsOptions): Promise<IdPage> {
+    assertCollection(collection);
     return this.run('list documents', (database) => {
       const prefix = options.prefix ?? '';
       const rows = database
@@ -220,6 +227,7 @@ class SqliteAdapter implements StorageAdapterV1 {
   }
 
   async quarantineDocument(collection: Collection, id: string, reason: string): Promise<string> {
+    assertDocumentId(collection, id);
     const stored = await this.getDocument(collection, id);
     return this.transaction('quarantine a document', true, (database) => {
       const count = database.prepare('SELECT count(*) AS n FROM quarantine').get() as { n: number };

@@ -5,10 +5,12 @@ import type { SessionSummary } from './schemas.js';
  * nothing more; every clause of the durability contract (revisions, recovery, the run
  * journal's semantics, the memory lifecycle) is implemented once, in core, on top of them.
  *
- * All ids an adapter receives were validated by core: a session or run id matches
- * `^[A-Za-z0-9_-]{1,128}$`; a document id in the `revisions` collection is
- * `<sessionId>.<revision>`. Adapters must still encode them for their medium
- * (case-insensitive filesystems, for instance) so distinct ids never collide.
+ * Ids: a session or run id matches `^[A-Za-z0-9_-]{1,128}$`. Each document collection has
+ * its own document id shape (see `COLLECTIONS` below); core and `@keepsake/langgraph`
+ * validate ids before they call, and every adapter checks them again with
+ * `assertDocumentId` (an `InvalidIdError` for a bad id, A1) before an id becomes a path or a
+ * key. Adapters must still encode them for their medium (case-insensitive filesystems, for
+ * instance) so distinct ids never collide.
  *
  * Errors: an adapter throws `BackendUnavailableError` when the backend cannot be
  * reached and `BackendError` for any other failure (permission, I/O, timeout). It never
@@ -173,7 +175,39 @@ export const REQUIRED_ADAPTER_PRIMITIVES = [
   'close',
 ] as const satisfies ReadonlyArray<keyof StorageAdapterV1>;
 
-export type Collection = 'sessions' | 'revisions' | 'lifecycle';
+/**
+ * The document collections, each a namespace of its own: the same id in two collections is
+ * two documents. Every adapter stores, lists (with `prefix`), deletes and quarantines the
+ * documents of every collection. Document id shapes (checked by `assertDocumentId`):
+ *
+ * - `sessions`: a session id; grouping key: the id.
+ * - `revisions`: `<sessionId>.<revision>` (the revision 0, or up to 16 digits without a
+ *   leading 0); grouping key: the session id.
+ * - `lifecycle`: a session id; grouping key: the id.
+ * - `runs`: a run id (core keeps there where a run lives, `{ sessionId, … }`); grouping
+ *   key: the id.
+ * - `checkpoints`, `checkpoint-writes`: dotted segments `<segment>(.<segment>)*` (the
+ *   LangGraph saver's thread, namespace, checkpoint and write); grouping key: the first
+ *   segment.
+ *
+ * A session or run id, and each dotted segment, matches `^[A-Za-z0-9_-]{1,128}$`. A dotted
+ * id has at most `MAX_DOTTED_ID_SEGMENTS` (5) segments and `MAX_DOTTED_ID_LENGTH` (160)
+ * characters in all, so the filesystem adapter's encoded file names stay far below 255
+ * bytes. The grouping key (`documentGroup`) is what keys of one group share: the Redis
+ * adapter uses it as the hash tag (H2), so every document of one LangGraph thread sits in
+ * one Cluster slot. `listDocuments` with the prefix `<first segment>.` lists one group; the
+ * checkpoint saver lists a thread, a namespace or one checkpoint's writes that way.
+ */
+export const COLLECTIONS = [
+  'sessions',
+  'revisions',
+  'lifecycle',
+  'runs',
+  'checkpoints',
+  'checkpoint-writes',
+] as const;
+
+export type Collection = (typeof COLLECTIONS)[number];
 
 /**
  * What a durable write means on this backend (B3):

@@ -19,7 +19,7 @@ export type {
   StoredDocument,
   WriteOptions,
 } from './adapter.js';
-export { REQUIRED_ADAPTER_PRIMITIVES } from './adapter.js';
+export { COLLECTIONS, REQUIRED_ADAPTER_PRIMITIVES } from './adapter.js';
 export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './clock.js';
 export { createMessage } from './create-message.js';
 export {
@@ -28,7 +28,18 @@ export {
   encodeFull as encodeSessionDocument,
   summaryOf,
 } from './document-codec.js';
-export { assertValidId, ID_PATTERN, isValidId, randomId } from './ids.js';
+export {
+  assertCollection,
+  assertDocumentId,
+  assertValidId,
+  documentGroup,
+  ID_PATTERN,
+  isValidDocumentId,
+  isValidId,
+  MAX_DOTTED_ID_LENGTH,
+  MAX_DOTTED_ID_SEGMENTS,
+  randomId,
+} from './ids.js';
 export * from './input-errors.js';
 export { MAX_EVENT_DATA_DEPTH, MAX_SESSION_DEPTH } from './json-value.js';
 export {

@@ -15,6 +15,7 @@ import type {
   StoredDocument,
   WriteOptions,
 } from './adapter.js';
+import { assertCollection, assertDocumentId } from './ids.js';
 import type { SessionSummary } from './schemas.js';
 import { BackendError } from './storage-errors.js';
 
@@ -90,7 +91,9 @@ export function dropMemoryNamespace(namespace: string): void {
   namedBackends.delete(namespace);
 }
 
+/** A1: every document id is checked for its collection's shape before it is used. */
 function documentKey(collection: Collection, id: string): string {
+  assertDocumentId(collection, id);
   return `${collection}/${id}`;
 }
 
@@ -115,7 +118,7 @@ class MemoryAdapter implements StorageAdapterV1 {
   async open(): Promise<void> {
     if (this.backend.index !== null) return;
     const hasSessions = [...this.backend.documents.keys()].some((key) =>
-      key.startsWith(documentKey('sessions', '')),
+      key.startsWith('sessions/'),
     );
     if (!hasSessions) this.backend.index = new Map();
   }
@@ -180,6 +183,7 @@ class MemoryAdapter implements StorageAdapterV1 {
 
   async listDocuments(collection: Collection, options: ListDocumentsOptions): Promise<IdPage> {
     this.assertOpen('list documents');
+    assertCollection(collection);
     const prefix = `${collection}/${options.prefix ?? ''}`;
     const ids = [...this.backend.documents.keys()]
       .filter((key) => key.startsWith(prefix))

@@ -1,4 +1,4 @@
-import type { Collection, StorageAdapter } from './adapter.js';
+import { COLLECTIONS, type Collection, type StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import { systemClock } from './clock.js';
 import { decodeSession, encodeFull } from './document-codec.js';
@@ -11,7 +11,9 @@ export interface MigrationReport {
   journalRecords: number;
   /**
    * Documents that do not decode: left where they are (the source is never changed) and
-   * not copied, so a corrupt document never enters the target unnoticed.
+   * not copied, so a corrupt document never enters the target unnoticed. A document of a
+   * collection whose format core does not read (lifecycle, runs, checkpoints) that holds
+   * deltas is listed here too: core never writes deltas there, and they cannot be folded.
    */
   skippedCorrupt: string[];
 }
@@ -20,8 +22,9 @@ const PAGE = 500;
 const LOG_PAGE = 10_000;
 
 /**
- * H3: copies everything one backend holds (sessions with their revisions, retained
- * revisions, lifecycle state, every run journal) into another, then rebuilds the
+ * H3: copies everything one backend holds (every document of every collection in
+ * `COLLECTIONS`: sessions, retained revisions, lifecycle state, run records, checkpoints
+ * and checkpoint writes; every run journal) into another, then rebuilds the
  * target's index. The target must not hold any of the same documents: nothing there is
  * ever overwritten. Stop writers on the source first; the copy is not a snapshot.
  */
@@ -32,19 +35,28 @@ export async function migrateBackend(
   await source.open();
   await target.open();
   const report: MigrationReport = {
-    documents: { sessions: 0, revisions: 0, lifecycle: 0 },
+    documents: Object.fromEntries(COLLECTIONS.map((collection) => [collection, 0])) as Record<
+      Collection,
+      number
+    >,
     journals: 0,
     journalRecords: 0,
     skippedCorrupt: [],
   };
-  for (const collection of ['sessions', 'revisions', 'lifecycle'] as const) {
+  for (const collection of COLLECTIONS) {
     for await (const id of listAll(source, collection)) {
       const stored = await adapterCall(source.name, 'read a document', () =>
         source.getDocument(collection, id),
       );
       if (stored === null) continue;
       let text = stored.base;
-      if (collection !== 'lifecycle') {
+      if (collection !== 'sessions' && collection !== 'revisions') {
+        // Bytes core does not read: moved as they are (H3), never re-encoded.
+        if (stored.deltas.length > 0) {
+          report.skippedCorrupt.push(`${collection}/${id}`);
+          continue;
+        }
+      } else {
         const sessionId = collection === 'sessions' ? id : id.slice(0, id.lastIndexOf('.'));
         const decoded = decodeSession(sessionId, stored, systemClock.now());
         if (!decoded.ok) {

@@ -19,7 +19,7 @@ import { statOptional, statOptionalNow } from './optional-file.js';
 import type { CachedInspection } from './segment-inspection.js';
 
 /**
- * Documents of the `sessions`, `revisions` and `lifecycle` collections: one directory per
+ * Documents of every collection (core's `COLLECTIONS`): one directory per
  * document holding its base, its deltas and its lock file (see segmented-file.ts). A
  * directory per document keeps each document's directory fsyncs to its own entries: a
  * durable save of one session never makes another session's unsynced rename durable ahead

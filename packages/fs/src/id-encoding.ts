@@ -1,5 +1,5 @@
 import type { Collection } from '@keepsake/core';
-import { InvalidIdError } from '@keepsake/core';
+import { assertDocumentId as assertCoreDocumentId, InvalidIdError } from '@keepsake/core';
 
 /**
  * A1: ids become file names only through this encoding, and only after validation.
@@ -10,15 +10,16 @@ import { InvalidIdError } from '@keepsake/core';
  *
  *   chat-a      → chat-a=
  *   Chat-A      → chat-a=11        (bits 0 and 5)
- *   sess.12     → sess+12=         (the `.` of a revision document id becomes `+`)
+ *   sess.12     → sess+12=         (each `.` of a document id becomes `+`)
  *
  * Every encoded name is lower-case, contains no `.` (so Windows never reads `con.5` as the
  * reserved device `CON`), is never a bare reserved name (it always contains `=`), and stays
- * under 255 bytes (at most 145 + 1 + 29 characters). The encoding is a bijection onto its
- * canonical names; `decodeName` rejects anything else, so stray files are never listed.
+ * under 255 bytes: ids are at most 160 characters (a checkpoint document id, core's
+ * `MAX_DOTTED_ID_LENGTH`), so a name is at most 160 + 1 + 32 characters. The encoding is a
+ * bijection onto its canonical names; `decodeName` rejects anything else, so stray files
+ * are never listed.
  */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
-const REVISION_DOCUMENT_ID = /^[A-Za-z0-9_-]{1,128}\.(0|[1-9][0-9]{0,15})$/;
 const ENCODED_NAME = /^([a-z0-9_+-]{1,160})=([1-9a-v][0-9a-v]*)?$/;
 
 export function isSafeId(id: string): boolean {
@@ -32,13 +33,12 @@ export function assertSafeId(id: string, kind: 'session' | 'run'): void {
   }
 }
 
-/** Throws InvalidIdError unless `id` is valid for documents of `collection`. */
+/**
+ * Throws InvalidIdError unless `id` is valid for documents of `collection` (core's shapes,
+ * see `COLLECTIONS` in @keepsake/core), and InvalidInputError for an unknown collection.
+ */
 export function assertDocumentId(collection: Collection, id: string): void {
-  const pattern = collection === 'revisions' ? REVISION_DOCUMENT_ID : SESSION_ID;
-  if (!pattern.test(id)) {
-    const shape = collection === 'revisions' ? '<sessionId>.<revision>' : 'a session id';
-    throw new InvalidIdError('session', id, `is not ${shape} in the ${collection} collection`);
-  }
+  assertCoreDocumentId(collection, id);
 }
 
 export function encodeId(id: string): string {

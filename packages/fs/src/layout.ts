@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Collection } from '@keepsake/core';
+import { COLLECTIONS as CORE_COLLECTIONS, type Collection } from '@keepsake/core';
 import { encodeId } from './id-encoding.js';
 
 /**
@@ -9,7 +9,9 @@ import { encodeId } from './id-encoding.js';
  *   <root>/sessions/<id>/document            base: one JSON header line + the document text
  *   <root>/sessions/<id>/deltas              framed delta records appended since the base
  *   <root>/sessions/<id>/lock                lock file while a writer holds the document
- *   <root>/revisions/<id>/…, lifecycle/<id>/…  the same, for the other collections
+ *   <root>/revisions/<id>/…, lifecycle/<id>/…, runs/<id>/…, checkpoints/<id>/…,
+ *   <root>/checkpoint-writes/<id>/…          the same, for the other collections (core's
+ *                                            COLLECTIONS; `.` in an id is `+` on disk)
  *   <root>/journals/<session>/<run>.journal  framed journal batches of one run
  *   <root>/journals/<session>/<run>.lock     lock file while an append is in progress
  *   <root>/index/document, deltas, lock      the session index (base + deltas)
@@ -19,7 +21,8 @@ import { encodeId } from './id-encoding.js';
  * `<id>`, `<session>` and `<run>` are encoded with `encodeId` (A1).
  */
 export const LAYOUT_VERSION = 1;
-export const COLLECTIONS: readonly Collection[] = ['sessions', 'revisions', 'lifecycle'];
+/** Every document collection has a directory of its own (core's list, so none is missed). */
+export const COLLECTIONS: readonly Collection[] = CORE_COLLECTIONS;
 export const JOURNAL_SUFFIX = '.journal';
 export const LOCK_SUFFIX = '.lock';
 

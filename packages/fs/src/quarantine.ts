@@ -18,7 +18,7 @@ import { readBase } from './segment-base.js';
  * always durable: quarantined bytes must neither vanish nor come back as the live document.
  */
 const METADATA_FILE = 'quarantine.json';
-const ENTRY_NAME = /^(\d+)~([a-z]+)~([^~]+)~[0-9a-f]+$/;
+const ENTRY_NAME = /^(\d+)~([a-z-]+)~([^~]+)~[0-9a-f]+$/;
 
 export class QuarantineStore {
   private readonly context: AdapterContext;

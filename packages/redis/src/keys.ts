@@ -1,19 +1,28 @@
-import { assertValidId, type Collection, InvalidIdError } from '@keepsake/core';
-
-/** `<sessionId>.<revision>`: the id of a retained revision (B5). */
-const REVISION_ID = /^([A-Za-z0-9_-]{1,128})\.(\d{1,16})$/;
+import {
+  assertCollection,
+  assertValidId,
+  type Collection,
+  documentGroup,
+  InvalidInputError,
+} from '@keepsake/core';
 
 /** The key of one stored document (base, deltas and trailers in one string). */
 export interface DocumentKeys {
   readonly document: string;
-  /** The session id whose hash tag the keys carry. */
-  readonly sessionId: string;
+  /**
+   * The hash tag the document's keys carry (core's `documentGroup`): the session id of a
+   * session, its lifecycle state and its retained revisions; the run id of a run record; the
+   * first segment (the LangGraph thread) of a checkpoint or checkpoint-writes document.
+   */
+  readonly group: string;
 }
 
 /**
  * Key names. Every key of one session carries the session id as its hash tag
  * (`<prefix>:{<sessionId>}:…`), so each script that touches several keys of one session
- * runs on one Cluster slot (H2). What belongs to the namespace as a whole (the session
+ * runs on one Cluster slot (H2); a run record carries its run id, and every checkpoint and
+ * checkpoint-writes document of one LangGraph thread carries the thread's segment (core's
+ * `documentGroup`), so one thread's documents share a slot. What belongs to the namespace as a whole (the session
  * index, the id registries, the quarantine list) carries one tag of its own,
  * `{<prefix>:ns}`, which no session id can equal (ids never contain `:`).
  *
@@ -29,18 +38,30 @@ export class KeyLayout {
     this.namespaceTag = `${prefix}:{${prefix}:ns}`;
   }
 
+  /**
+   * The key of a document. Each collection has a name of its own after the tag, so the same
+   * id in two collections is two keys; unknown collections are refused (InvalidInputError),
+   * never mapped onto another collection's key. Ids are checked by core's `documentGroup`.
+   */
   document(collection: Collection, id: string): DocumentKeys {
-    if (collection === 'revisions') {
-      const match = REVISION_ID.exec(id);
-      if (match === null) {
-        throw new InvalidIdError('retained revision', id, 'must be "<sessionId>.<revision>"');
-      }
-      const sessionId = match[1]!;
-      return { document: `${this.prefix}:{${sessionId}}:revision:${match[2]}`, sessionId };
+    const group = documentGroup(collection, id);
+    const tagged = `${this.prefix}:{${group}}`;
+    switch (collection) {
+      case 'sessions':
+        return { document: `${tagged}:session`, group };
+      case 'lifecycle':
+        return { document: `${tagged}:lifecycle`, group };
+      case 'revisions':
+        return { document: `${tagged}:revision:${id.slice(group.length + 1)}`, group };
+      case 'runs':
+        return { document: `${tagged}:run`, group };
+      case 'checkpoints':
+        return { document: `${tagged}:checkpoint:${id}`, group };
+      case 'checkpoint-writes':
+        return { document: `${tagged}:checkpoint-write:${id}`, group };
+      default:
+        throw new InvalidInputError(`redis adapter: no key for the collection "${collection}"`);
     }
-    const sessionId = this.sessionId(id);
-    const name = collection === 'sessions' ? 'session' : 'lifecycle';
-    return { document: `${this.prefix}:{${sessionId}}:${name}`, sessionId };
   }
 
   /** The stream of one run's journal (E2). */
@@ -60,8 +81,8 @@ export class KeyLayout {
 
   /** Where quarantined bytes of a document go: same slot as the document, so moved atomically. */
   quarantined(collection: Collection, id: string, unique: string): string {
-    const { sessionId } = this.document(collection, id);
-    return `${this.prefix}:{${sessionId}}:quarantine:${collection}:${id}:${unique}`;
+    const { group } = this.document(collection, id);
+    return `${this.prefix}:{${group}}:quarantine:${collection}:${id}:${unique}`;
   }
 
   /** Whether `location` is a quarantine key of this layout (readQuarantined reads no other key). */
@@ -74,7 +95,7 @@ export class KeyLayout {
 
   /** The ids of one collection, a sorted set read by `listDocuments`. */
   registry(collection: Collection): string {
-    return `${this.namespaceTag}:ids:${collection}`;
+    return `${this.namespaceTag}:ids:${assertCollection(collection)}`;
   }
 
   /** Records of what was quarantined (A2), oldest first. */

@@ -1,4 +1,4 @@
-import { InvalidIdError } from '@keepsake/core';
+import { InvalidIdError, InvalidInputError } from '@keepsake/core';
 import { describe, expect, it } from 'vitest';
 import { KeyLayout } from '../src/index.js';
 
@@ -42,6 +42,34 @@ describe('key layout', () => {
     }
     expect(() => keys.document('revisions', 'abc')).toThrow(InvalidIdError);
     expect(() => keys.journal('ok', 'bad run')).toThrow(InvalidIdError);
+  });
+
+  it('H2: every document of one LangGraph thread carries the thread as its hash tag', () => {
+    const threadKeys = [
+      keys.document('checkpoints', 'thread-1.ns.cp-1').document,
+      keys.document('checkpoints', 'thread-1').document,
+      keys.document('checkpoint-writes', 'thread-1.ns.cp-1.task.0').document,
+      keys.quarantined('checkpoint-writes', 'thread-1.ns.cp-1.task.0', 'x'),
+    ];
+    expect(threadKeys.map(hashTag)).toEqual(Array(threadKeys.length).fill('thread-1'));
+    expect(hashTag(keys.document('runs', 'run_7').document)).toBe('run_7');
+  });
+
+  it('keeps each collection apart: one id in every collection is as many keys', () => {
+    const id = 'same-id';
+    const documents = (
+      ['sessions', 'lifecycle', 'runs', 'checkpoints', 'checkpoint-writes'] as const
+    ).map((collection) => keys.document(collection, id).document);
+    expect(new Set(documents).size).toBe(documents.length);
+    expect(() => keys.document('nope' as never, id)).toThrow(InvalidInputError);
+    expect(() => keys.registry('nope' as never)).toThrow(InvalidInputError);
+  });
+
+  it('A1: refuses checkpoint ids of the wrong shape', () => {
+    for (const id of ['a..b', '.a', 'a.', 'a}b.c', 'a.b.c.d.e.f', 'x'.repeat(161)]) {
+      expect(() => keys.document('checkpoints', id), id).toThrow(InvalidIdError);
+    }
+    expect(() => keys.document('runs', 'a.b')).toThrow(InvalidIdError);
   });
 
   it('reads back only its own quarantine keys', () => {

@@ -1,13 +1,16 @@
-import type { Collection } from '@keepsake/core';
+import { assertCollection, assertDocumentId, type Collection } from '@keepsake/core';
 
 /** Width of the zero-padded numbers in keys, so that S3's lexicographic order is numeric. */
 const SEQUENCE_WIDTH = 16;
 const TIME_WIDTH = 15;
 
 /**
- * Every object key of one namespace (one prefix). Ids were validated by core
- * (`[A-Za-z0-9_-]`, and `<sessionId>.<revision>` in `revisions`), so they are used as they
- * are: S3 keys are case-sensitive, and none of these characters needs escaping.
+ * Every object key of one namespace (one prefix). Document ids are checked against their
+ * collection's shape (core's `assertDocumentId`: `[A-Za-z0-9_-]`, `<sessionId>.<revision>`
+ * in `revisions`, dotted segments in `checkpoints` and `checkpoint-writes`), then used as
+ * they are: S3 keys are case-sensitive, and none of these characters needs escaping. Each
+ * collection (core's `COLLECTIONS`) has its own folder, so one id in two collections is two
+ * objects.
  *
  * ```
  * <prefix>/doc/<collection>/<id>                       a document (one object, conditional PUT)
@@ -26,11 +29,11 @@ export class KeyLayout {
   }
 
   document(collection: Collection, id: string): string {
-    return `${this.documentPrefix(collection)}${id}`;
+    return `${this.documentPrefix(collection)}${assertDocumentId(collection, id)}`;
   }
 
   documentPrefix(collection: Collection): string {
-    return `${this.root}doc/${collection}/`;
+    return `${this.root}doc/${assertCollection(collection)}/`;
   }
 
   /** The id of a document key listed under `documentPrefix(collection)`. */
@@ -91,7 +94,7 @@ export class KeyLayout {
   }
 
   quarantined(collection: Collection, id: string, nonce: string): string {
-    return `${this.quarantine}${collection}/${id}/${nonce}`;
+    return `${this.quarantine}${collection}/${assertDocumentId(collection, id)}/${nonce}`;
   }
 
   probe(nonce: string): string {

@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { Collection, QuarantinedDocument } from '@keepsake/core';
+import {
+  COLLECTIONS as CORE_COLLECTIONS,
+  type Collection,
+  type QuarantinedDocument,
+} from '@keepsake/core';
 import { inBatches } from './in-batches.js';
 import type { StorageContext } from './storage-context.js';
 
-const COLLECTIONS: ReadonlySet<string> = new Set(['sessions', 'revisions', 'lifecycle']);
+/** Every collection core knows: a quarantined document of any of them is listed. */
+const COLLECTIONS: ReadonlySet<string> = new Set(CORE_COLLECTIONS);
 const REASON_METADATA = 'keepsake-reason';
 const AT_METADATA = 'keepsake-quarantined-at';
 

@@ -4,6 +4,7 @@ import type { CommandContext } from '../command-context.js';
 import { ExportReader } from '../export-file/export-reader.js';
 import { ExportWriter } from '../export-file/export-writer.js';
 import { BufferedOutput, ExportFile } from '../export-file/file-output.js';
+import { otherCollectionsText } from '../migration/collection-counts.js';
 import { compareBackends } from '../migration/compare-backends.js';
 import { runMigration } from '../migration/run-migration.js';
 import { reportMigration } from './migration-report.js';
@@ -60,7 +61,7 @@ export async function exportCommand(
       } else {
         const { documents, journalRecords, skippedCorrupt } = outcome.migration;
         await context.note(
-          `exported ${documents.sessions} sessions, ${documents.revisions} retained revisions, ${documents.lifecycle} lifecycle states, ${journalRecords} journal records`,
+          `exported ${documents.sessions} sessions, ${documents.revisions} retained revisions, ${documents.lifecycle} lifecycle states${otherCollectionsText(documents)}, ${journalRecords} journal records`,
         );
         for (const item of skippedCorrupt) {
           await context.note(`not exported: ${item} does not parse (see keepsake verify)`);

@@ -1,5 +1,6 @@
 import { ProblemsFoundError } from '../cli-errors.js';
 import type { CommandContext } from '../command-context.js';
+import { otherCollectionsText, totalDocuments } from '../migration/collection-counts.js';
 import type { MigrationOutcome } from '../migration/run-migration.js';
 
 /**
@@ -23,7 +24,8 @@ export async function reportMigration(
     const { documents } = migration;
     await context.print(
       `${what}: ${documents.sessions} sessions, ${documents.revisions} retained revisions, ` +
-        `${documents.lifecycle} lifecycle states, ${migration.journals} journals ` +
+        `${documents.lifecycle} lifecycle states${otherCollectionsText(documents)}, ` +
+        `${migration.journals} journals ` +
         `(${migration.journalRecords} records)` +
         (outcome.alreadyThere > 0
           ? `; ${outcome.alreadyThere} documents were already in place from an earlier run`
@@ -45,7 +47,7 @@ export async function reportMigration(
     if (comparison !== null) {
       const counts = comparison.documents;
       await context.print(
-        `compared: ${counts.sessions + counts.revisions + counts.lifecycle} documents and ` +
+        `compared: ${totalDocuments(counts)} documents and ` +
           `${comparison.journalRecords} journal records equal in both stores` +
           (comparison.normalized.length > 0
             ? ` (${comparison.normalized.length} with fields the copy filled with its own read time, A5)`

@@ -81,9 +81,7 @@ export async function quarantineRestoreCommand(
       );
     }
     if (options.as !== undefined && entry.collection !== 'sessions') {
-      throw new UsageError(
-        '--as renames a session; a retained revision or lifecycle state keeps its id',
-      );
+      throw new UsageError('--as renames a session; any other document keeps its id');
     }
     const id = options.as ?? entry.id;
     if (options.as !== undefined) assertValidId(options.as);
@@ -147,6 +145,19 @@ async function restore(
       throw unreadable(from, 'it is not the lifecycle state of this session');
     }
     await write(adapter, collection, id, 1, JSON.stringify(parsed.data));
+    return 1;
+  }
+  if (collection !== 'sessions' && collection !== 'revisions') {
+    // Run records, checkpoints and checkpoint writes: JSON whose meaning belongs to core's
+    // runs and to @keepsake/langgraph; restored as one JSON text, checked on their next read.
+    let text: string;
+    try {
+      if (stored.deltas.length > 0) throw new Error('deltas');
+      text = JSON.stringify(JSON.parse(stored.base));
+    } catch {
+      throw unreadable(from, `it is not one JSON document of the ${collection} collection`);
+    }
+    await write(adapter, collection, id, 1, text);
     return 1;
   }
   const sessionId =

@@ -1,7 +1,9 @@
 import { ProblemsFoundError } from '../cli-errors.js';
 import type { CommandContext } from '../command-context.js';
+import { emptyCounts, otherCollectionsText } from '../migration/collection-counts.js';
 import { countDocuments } from '../migration/list-all.js';
 import {
+  checkJsonDocuments,
   checkLifecycleStates,
   checkRetainedRevisions,
   checkSessions,
@@ -52,12 +54,16 @@ export async function verifyCommand(
     await progress.stop();
     const revisions = await checkRetainedRevisions(adapter, sessions, findings);
     const lifecycle = await checkLifecycleStates(adapter, sessions, findings);
+    const others = await checkJsonDocuments(adapter, findings);
     const indexEntries = await checkIndex(adapter, sessions, findings);
     const quarantined = (await adapter.listQuarantined()).length;
     return {
       sessions: counts.sessions,
       revisions,
       lifecycle,
+      runs: others.runs,
+      checkpoints: others.checkpoints,
+      checkpointWrites: others['checkpoint-writes'],
       journals,
       journalRecords,
       indexEntries,
@@ -79,7 +85,8 @@ export async function verifyCommand(
     }
     await context.print(
       `checked ${checked.sessions} sessions, ${checked.revisions} retained revisions, ` +
-        `${checked.lifecycle} lifecycle states, ${checked.journals} journals ` +
+        `${checked.lifecycle} lifecycle states${otherCollectionsText({ ...emptyCounts(), runs: checked.runs, checkpoints: checked.checkpoints, 'checkpoint-writes': checked.checkpointWrites })}, ` +
+        `${checked.journals} journals ` +
         `(${checked.journalRecords} records), ${checked.indexEntries} index entries; ` +
         `${checked.quarantined} quarantined documents`,
     );

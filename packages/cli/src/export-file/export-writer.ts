@@ -101,7 +101,7 @@ export class ExportWriter implements StorageAdapter {
   async finish(report: MigrationReport): Promise<EndLine> {
     const end: EndLine = {
       type: 'end',
-      documents: { ...report.documents },
+      documents: endCounts(report.documents),
       journals: report.journals,
       journalRecords: report.journalRecords,
       sha256: this.hash.digest('hex'),
@@ -160,4 +160,20 @@ export class ExportWriter implements StorageAdapter {
   private refused(operation: string): BackendError {
     return new BackendError(NAME, `${operation} (an export being written is write-only)`);
   }
+}
+
+/**
+ * The end line's counts: sessions, revisions and lifecycle always; the other collections
+ * only when they hold documents, so an export without them reads in an older CLI.
+ */
+function endCounts(documents: MigrationReport['documents']): EndLine['documents'] {
+  const counts: EndLine['documents'] = {
+    sessions: documents.sessions,
+    revisions: documents.revisions,
+    lifecycle: documents.lifecycle,
+  };
+  for (const collection of ['runs', 'checkpoints', 'checkpoint-writes'] as const) {
+    if (documents[collection] > 0) counts[collection] = documents[collection];
+  }
+  return counts;
 }

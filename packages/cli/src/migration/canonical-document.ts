@@ -8,8 +8,9 @@ import {
 /**
  * A stored document as `migrateBackend` writes it to its target: a document stored in full
  * as its bytes; a session with deltas decoded (deltas folded in) and encoded in full with the
- * stored revision; lifecycle state as its text. Two stores hold the same document when these texts are equal, whatever
- * their deltas and layout. (The folding rule is core's: this module only calls core's codec,
+ * stored revision; the documents of every other collection (lifecycle state, run records,
+ * checkpoints, checkpoint writes) as their text. Two stores hold the same document when
+ * these texts are equal, whatever their deltas and layout. (The folding rule is core's: this module only calls core's codec,
  * the same way `migrateBackend` does.)
  */
 export type CanonicalDocument =
@@ -29,7 +30,11 @@ export function canonicalDocument(
   stored: StoredDocument,
   now = READ_TIME,
 ): CanonicalDocument {
-  if (collection === 'lifecycle') return { ok: true, revision: stored.revision, text: stored.base };
+  if (collection !== 'sessions' && collection !== 'revisions') {
+    // Core moves these byte for byte and never writes deltas to them (see migrateBackend).
+    if (stored.deltas.length > 0) return { ok: false, reason: 'holds deltas core never writes' };
+    return { ok: true, revision: stored.revision, text: stored.base };
+  }
   const sessionId = collection === 'sessions' ? id : id.slice(0, id.lastIndexOf('.'));
   const decoded = decodeStoredSession(sessionId, stored, now);
   if (!decoded.ok) return { ok: false, reason: decoded.reason };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Collection, StorageAdapter } from '@keepsake/core';
 import type { Progress } from '../progress.js';
 import { canonicalDocument, sameDocument } from './canonical-document.js';
+import { emptyCounts, totalDocuments } from './collection-counts.js';
 import { COLLECTIONS, countDocuments, listAll, readAllRecords } from './list-all.js';
 
 export interface Mismatch {
@@ -40,7 +41,7 @@ export async function compareBackends(
   progress: Progress,
 ): Promise<ComparisonReport> {
   const report: ComparisonReport = {
-    documents: { sessions: 0, revisions: 0, lifecycle: 0 },
+    documents: emptyCounts(),
     journals: 0,
     journalRecords: 0,
     normalized: [],
@@ -52,7 +53,7 @@ export async function compareBackends(
   const sourceItems = new ItemChecksums();
   const targetItems = new ItemChecksums();
   const counts = await countDocuments(source);
-  progress.start('verify', counts.sessions + counts.revisions + counts.lifecycle);
+  progress.start('verify', totalDocuments(counts));
   let done = 0;
   for (const collection of COLLECTIONS) {
     for await (const id of listAll(source, collection)) {

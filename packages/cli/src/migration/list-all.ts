@@ -1,6 +1,12 @@
-import type { Collection, StorageAdapter } from '@keepsake/core';
+import {
+  COLLECTIONS as CORE_COLLECTIONS,
+  type Collection,
+  type StorageAdapter,
+} from '@keepsake/core';
+import { type CollectionCounts, emptyCounts } from './collection-counts.js';
 
-export const COLLECTIONS: readonly Collection[] = ['sessions', 'revisions', 'lifecycle'];
+/** Every collection core knows, so a migration or a listing never leaves one behind (H3). */
+export const COLLECTIONS: readonly Collection[] = CORE_COLLECTIONS;
 
 /** Every id of a collection, page by page, in the adapter's order. */
 export async function* listAll(
@@ -16,8 +22,8 @@ export async function* listAll(
 }
 
 /** How many documents each collection holds. */
-export async function countDocuments(adapter: StorageAdapter): Promise<Record<Collection, number>> {
-  const counts: Record<Collection, number> = { sessions: 0, revisions: 0, lifecycle: 0 };
+export async function countDocuments(adapter: StorageAdapter): Promise<CollectionCounts> {
+  const counts = emptyCounts();
   for (const collection of COLLECTIONS) {
     for await (const _id of listAll(adapter, collection)) counts[collection]++;
   }

@@ -1,6 +1,7 @@
 import { type MigrationReport, migrateBackend, type StorageAdapter } from '@keepsake/core';
 import { TargetNotEmptyError } from '../cli-errors.js';
 import type { Progress } from '../progress.js';
+import { emptyCounts, totalDocuments } from './collection-counts.js';
 import { type ComparisonReport, compareBackends } from './compare-backends.js';
 import { DelegatingAdapter } from './delegating-adapter.js';
 import { countDocuments, holdsDocuments } from './list-all.js';
@@ -39,11 +40,11 @@ export interface MigrationOutcome {
 export async function runMigration(request: MigrationRequest): Promise<MigrationOutcome> {
   const source = new DelegatingAdapter(request.source);
   const counts = await countDocuments(source);
-  const total = counts.sessions + counts.revisions + counts.lifecycle;
+  const total = totalDocuments(counts);
   const { progress } = request;
   const outcome: MigrationOutcome = {
     migration: {
-      documents: { sessions: 0, revisions: 0, lifecycle: 0 },
+      documents: emptyCounts(),
       journals: 0,
       journalRecords: 0,
       skippedCorrupt: [],

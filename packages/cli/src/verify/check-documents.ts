@@ -126,3 +126,36 @@ export async function checkLifecycleStates(
   }
   return count;
 }
+
+/** The collections whose documents core and the checkpoint saver write as JSON text. */
+const JSON_COLLECTIONS = ['runs', 'checkpoints', 'checkpoint-writes'] as const;
+
+/**
+ * A2: every run record, checkpoint and checkpoint write reads back as one JSON text with a
+ * positive revision (their contents belong to core's runs and to @keepsake/langgraph, which
+ * check them on read). Returns how many each collection holds.
+ */
+export async function checkJsonDocuments(
+  adapter: StorageAdapter,
+  findings: Findings,
+): Promise<Record<(typeof JSON_COLLECTIONS)[number], number>> {
+  const counts = { runs: 0, checkpoints: 0, 'checkpoint-writes': 0 };
+  for (const collection of JSON_COLLECTIONS) {
+    for await (const id of listAll(adapter, collection)) {
+      counts[collection]++;
+      const item = `${collection}/${id}`;
+      const stored = await adapter.getDocument(collection, id);
+      if (stored === null) continue;
+      if (!Number.isInteger(stored.revision) || stored.revision < 1) {
+        findings.problem(item, `stored revision ${stored.revision} is not a positive integer`);
+      }
+      try {
+        JSON.parse(stored.base);
+        if (stored.deltas.length > 0) findings.problem(item, 'holds deltas, which nothing writes');
+      } catch {
+        findings.problem(item, 'does not parse as JSON (a read moves it to quarantine, A2)');
+      }
+    }
+  }
+  return counts;
+}

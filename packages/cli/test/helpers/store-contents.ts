@@ -12,7 +12,9 @@ export interface StoreContents {
 
 export async function readStoreContents(adapter: StorageAdapter): Promise<StoreContents> {
   const contents: StoreContents = {
-    documents: { sessions: new Map(), revisions: new Map(), lifecycle: new Map() },
+    documents: Object.fromEntries(
+      COLLECTIONS.map((collection) => [collection, new Map<string, StoredDocument>()]),
+    ) as StoreContents['documents'],
     journals: new Map(),
   };
   for (const collection of COLLECTIONS) {

@@ -17,6 +17,7 @@ import { CLAUSE_IDS } from '../clauses.js';
 import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
 import { contentsOf, expectTypedError, textMessage, userInput } from '../harness/fixtures.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineCollectionTests } from './h-collections.js';
 import { defineSharedAcrossProcessesTests } from './h-shared-across-processes.js';
 
 const DURABILITY_LEVELS: readonly DurabilityLevel[] = [
@@ -39,6 +40,7 @@ const BOOLEAN_CAPABILITIES = [
 export function defineCapabilities(suite: SpecRegistrar): void {
   const { capabilities } = suite.context;
   defineSharedAcrossProcessesTests(suite);
+  defineCollectionTests(suite);
 
   suite.test('H1', 'the adapter declares a well-formed v1 capabilities object', async (env) => {
     const adapter = await env.rawAdapter();
