@@ -326,6 +326,44 @@ function runTypeScriptInitializer(projectDirectory) {
   );
 }
 
+/**
+ * @keepsake/ai-sdk from its tarball, with the `ai` peer npm installed beside it: a chat saved
+ * and loaded back, and an answer streamed through a run and stored.
+ */
+function runAiSdkSmoke(projectDirectory) {
+  writeFileSync(
+    path.join(projectDirectory, 'ai-sdk-smoke.mjs'),
+    [
+      "import { createResumableStreamContext, loadChat, saveChat } from '@keepsake/ai-sdk';",
+      "import { createSessionStore, memoryAdapter } from '@keepsake/core';",
+      '',
+      'const store = createSessionStore({ adapter: memoryAdapter() });',
+      "const question = { id: 'q1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] };",
+      "await saveChat(store, 'saved', [question]);",
+      "if ((await loadChat(store, 'saved')).length !== 1) throw new Error('saveChat/loadChat');",
+      'const streams = createResumableStreamContext({ store });',
+      'const chunks = [',
+      "  { type: 'start' },",
+      "  { type: 'text-start', id: 't' },",
+      "  { type: 'text-delta', id: 't', delta: 'Hello' },",
+      "  { type: 'text-end', id: 't' },",
+      "  { type: 'finish' },",
+      '];',
+      "const stream = await streams.resumableStream('streamed', () => new ReadableStream({",
+      '  start(controller) { for (const chunk of chunks) controller.enqueue(chunk); controller.close(); },',
+      '}), { message: question });',
+      'for await (const _chunk of stream);',
+      'await streams.settle();',
+      "const chat = await loadChat(store, 'streamed');",
+      "if (chat[1]?.parts.at(-1)?.text !== 'Hello') throw new Error(JSON.stringify(chat));",
+      'streams.close();',
+      'await store.close();',
+      '',
+    ].join('\n'),
+  );
+  run(process.execPath, ['ai-sdk-smoke.mjs'], { cwd: projectDirectory, capture: true });
+}
+
 async function main() {
   const packages = packagesToPack();
   const temp = await mkdtemp(path.join(tmpdir(), 'keepsake-pack-smoke-'));
@@ -379,6 +417,9 @@ async function main() {
       );
     }
     log('the README quick start ran and printed what the README says');
+
+    runAiSdkSmoke(project);
+    log('@keepsake/ai-sdk stored a chat and streamed an answer with the `ai` npm installed');
 
     log(
       'running @keepsake/conformance against the example adapters (map; sqlite with crash simulation)',
