@@ -1,4 +1,5 @@
 import {
+  InvalidConfigError,
   InvalidIdError,
   InvalidInputError,
   type SessionStore,
@@ -7,8 +8,14 @@ import {
 import { type UIMessage, validateUIMessages } from 'ai';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatIdOfSession, loadChat, saveChat, sessionIdOfChat } from '../src/index.js';
-import { userMessage } from './helpers/chunk-streams.js';
+import {
+  chatIdOfSession,
+  createResumableStreamContext,
+  loadChat,
+  saveChat,
+  sessionIdOfChat,
+} from '../src/index.js';
+import { chunkStream, userMessage } from './helpers/chunk-streams.js';
 import { type Backend, createBackend } from './helpers/stores.js';
 import { anyId, uiMessages } from './helpers/ui-message-arbitraries.js';
 
@@ -127,6 +134,74 @@ describe('ids and bad input', () => {
       expect(InvalidInputError.isInstance(twice)).toBe(true);
       expect(await loadChat(store, 'bad-input')).toEqual([]);
     } finally {
+      await backend.dispose();
+    }
+  });
+});
+
+describe('stream context input', () => {
+  it('refuses bad options with InvalidConfigError naming the option', async () => {
+    const backend = await createBackend('memory');
+    const store = backend.open();
+    try {
+      const bad: unknown[] = [
+        undefined,
+        {},
+        { store: {} },
+        { store, grace: 1000 },
+        { store, graceMs: 0 },
+        { store, pollIntervalMs: Number.NaN },
+        { store, waitUntil: 'later' },
+        { store, onError: 42 },
+      ];
+      for (const options of bad) {
+        expect(
+          () => createResumableStreamContext(options as { store: SessionStore }),
+          JSON.stringify(options ?? null, (key, value) => (key === 'store' ? typeof value : value)),
+        ).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+      }
+      const error = (() => {
+        try {
+          createResumableStreamContext({ store, grace: 1 } as never);
+        } catch (caught) {
+          return caught;
+        }
+      })();
+      expect(InvalidConfigError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('`grace`');
+    } finally {
+      await backend.dispose();
+    }
+  });
+
+  it('refuses a message that cannot start an answer, before anything is written', async () => {
+    const backend = await createBackend('memory');
+    const store = backend.open();
+    const context = createResumableStreamContext({ store });
+    const makeStream = () => chunkStream([]);
+    try {
+      const refusals: Array<[string, unknown, (error: unknown) => boolean]> = [
+        ['', userMessage('q', 'hi'), InvalidIdError.isInstance],
+        ['chat', { id: 'a', role: 'assistant', parts: [] }, InvalidInputError.isInstance],
+        ['chat', { id: 'a', role: 'user' }, InvalidInputError.isInstance],
+        ['chat', null, InvalidInputError.isInstance],
+      ];
+      for (const [chatId, message, isExpected] of refusals) {
+        const error = await context
+          .resumableStream(chatId, makeStream, { message: message as UIMessage })
+          .catch((caught) => caught);
+        expect(isExpected(error), JSON.stringify(message)).toBe(true);
+      }
+      const badTrigger = await context
+        .resumableStream('chat', makeStream, {
+          message: userMessage('q', 'hi'),
+          trigger: 'again' as never,
+        })
+        .catch((caught) => caught);
+      expect(InvalidInputError.isInstance(badTrigger)).toBe(true);
+      expect(await store.exists('chat')).toBe(false);
+    } finally {
+      context.close();
       await backend.dispose();
     }
   });

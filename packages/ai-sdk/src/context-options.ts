@@ -1,0 +1,101 @@
+import { InvalidConfigError, type SessionStore } from '@keepsake/core';
+
+export interface ResumableStreamContextOptions {
+  /** The store chats live in; every server instance opens its own over the same backend. */
+  store: SessionStore;
+  /**
+   * Keeps a serverless function alive until the answer is stored (`after` in Next.js,
+   * `ctx.waitUntil` in workers), as in `resumable-stream`. A long-lived server needs none:
+   * the answer is produced in the background whether or not any page is connected.
+   * @default null
+   */
+  waitUntil?: ((promise: Promise<unknown>) => void) | null;
+  /**
+   * The store's `recovery.graceMs`. A reader that sees no new chunk for this long from an
+   * answer another process streams loads the chat, which recovers it if that process died
+   * (F1): the stream then ends with the partial answer and a marker instead of hanging.
+   * @default 30000 (core's default grace)
+   */
+  graceMs?: number;
+  /**
+   * How often a reader polls the journal of an answer another process streams (answers
+   * this process streams wake their readers at once).
+   * @default 250
+   */
+  pollIntervalMs?: number;
+  /**
+   * Errors of background work no request is waiting for: a model stream that threw, an
+   * `onFinish` that threw, a save that failed (the answer then stays in the journal and is
+   * recovered). Never swallowed. @default console.error
+   */
+  onError?: (error: unknown, context: { chatId: string; runId: string }) => void;
+}
+
+export interface ResolvedOptions {
+  store: SessionStore;
+  waitUntil: ((promise: Promise<unknown>) => void) | null;
+  graceMs: number;
+  pollIntervalMs: number;
+  onError: (error: unknown, context: { chatId: string; runId: string }) => void;
+}
+
+const knownOptions: ReadonlySet<string> = new Set([
+  'store',
+  'waitUntil',
+  'graceMs',
+  'pollIntervalMs',
+  'onError',
+]);
+
+export function resolveOptions(options: ResumableStreamContextOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidConfigError(
+      'createResumableStreamContext needs an options object with a `store`',
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!knownOptions.has(key)) {
+      throw new InvalidConfigError(
+        `Unknown option \`${key}\` of createResumableStreamContext (the options are ${[...knownOptions].join(', ')})`,
+      );
+    }
+  }
+  const { store } = options;
+  if (typeof store !== 'object' || store === null || typeof store.beginRun !== 'function') {
+    throw new InvalidConfigError(
+      'Option `store` must be a Keepsake SessionStore (createSessionStore({ adapter }))',
+    );
+  }
+  const positive = (name: 'graceMs' | 'pollIntervalMs', fallback: number): number => {
+    const value = options[name];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+      throw new InvalidConfigError(`Option \`${name}\` must be a positive number of milliseconds`);
+    }
+    return value;
+  };
+  if (
+    options.waitUntil !== undefined &&
+    options.waitUntil !== null &&
+    typeof options.waitUntil !== 'function'
+  ) {
+    throw new InvalidConfigError(
+      'Option `waitUntil` must be a function (promise) => void, or null',
+    );
+  }
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new InvalidConfigError(
+      'Option `onError` must be a function (error, { chatId, runId }) => void',
+    );
+  }
+  return {
+    store,
+    waitUntil: options.waitUntil ?? null,
+    graceMs: positive('graceMs', 30_000),
+    pollIntervalMs: positive('pollIntervalMs', 250),
+    onError:
+      options.onError ??
+      ((error, context) =>
+        console.error(`@keepsake/ai-sdk: chat ${context.chatId}, run ${context.runId}:`, error)),
+  };
+}
