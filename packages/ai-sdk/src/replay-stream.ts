@@ -74,6 +74,8 @@ export function replayStream(
           for (const chunk of chunks) controller.enqueue(chunk);
           if (ended) {
             controller.close();
+            // Runs the tail's cleanup (its watch, the context's list of open readers).
+            await items.return(undefined);
             return;
           }
           if (chunks.length > 0) return;

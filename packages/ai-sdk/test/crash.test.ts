@@ -105,7 +105,7 @@ describe('SIGKILL of the producing process (fs)', () => {
       fc.record({
         // How many acknowledgements to wait for: 0 (before or during the first append) up to
         // past the end (the answer stored); then up to 3 ms more, to land inside an append.
-        afterAcks: fc.integer({ min: 0, max: scriptedAnswer(answerWords(WORDS)).length + 2 }),
+        afterAcks: fc.integer({ min: 0, max: scriptedAnswer(answerWords(WORDS)).length + 6 }),
         extraMs: fc.integer({ min: 0, max: 3 }),
         durability: fc.constantFrom('group', 'each'),
       }),
