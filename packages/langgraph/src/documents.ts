@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+/**
+ * The documents the saver stores, each one JSON text (a Keepsake document body is a string).
+ * Serialized values are the saver's `serde` output, `[type, bytes]`, with the bytes in
+ * base64: checkpoint data may be binary, and base64 carries any byte through every backend.
+ *
+ * - a checkpoint (`checkpoints`, three segments): the checkpoint without its channel values,
+ *   its metadata, and its parent's id;
+ * - a channel value (`checkpoints`, four segments): one version of one channel, written
+ *   once, shared by every checkpoint that has that version (only channels in a put's
+ *   `newVersions` are written: an unchanged channel costs nothing);
+ * - pending writes (`checkpoint-writes`, five segments): every write of one `putWrites`
+ *   call, in one document, so a task's writes are stored all or none (B1): LangGraph treats
+ *   a task with any stored write as done, and a part of its writes would be a lost update.
+ *
+ * Every document names the thread, namespace and ids it belongs to, so a read checks that
+ * it got the document it asked for (ids that were hashed, see document-ids.ts) and a listing
+ * knows what it found without decoding ids.
+ */
+export const FORMAT_VERSION = 1;
+
+const serialized = z.strictObject({
+  type: z.string(),
+  data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'not base64'),
+});
+export type SerializedValue = z.infer<typeof serialized>;
+
+const placement = {
+  thread_id: z.string(),
+  checkpoint_ns: z.string(),
+};
+
+export const checkpointDocumentSchema = z.strictObject({
+  keepsake: z.literal('langgraph-checkpoint'),
+  v: z.literal(FORMAT_VERSION),
+  ...placement,
+  checkpoint_id: z.string(),
+  parent_checkpoint_id: z.string().nullable(),
+  checkpoint: serialized,
+  metadata: serialized,
+});
+export type CheckpointDocument = z.infer<typeof checkpointDocumentSchema>;
+
+export const channelValueDocumentSchema = z.strictObject({
+  keepsake: z.literal('langgraph-channel-value'),
+  v: z.literal(FORMAT_VERSION),
+  ...placement,
+  channel: z.string(),
+  version: z.union([z.string(), z.number()]),
+  /** Null: the channel was emptied at this version (it has no value). */
+  value: serialized.nullable(),
+});
+export type ChannelValueDocument = z.infer<typeof channelValueDocumentSchema>;
+
+export const writeDocumentSchema = z.strictObject({
+  keepsake: z.literal('langgraph-writes'),
+  v: z.literal(FORMAT_VERSION),
+  ...placement,
+  checkpoint_id: z.string(),
+  task_id: z.string(),
+  task_path: z.string(),
+  writes: z.array(
+    z.strictObject({ idx: z.number().int(), channel: z.string(), value: serialized }),
+  ),
+});
+export type WriteDocument = z.infer<typeof writeDocumentSchema>;
+
+export type ParseResult<T> = { ok: true; document: T } | { ok: false; reason: string };
+
+/** Parses a stored body; never throws (a damaged document is quarantined by the caller). */
+export function parseDocument<T>(schema: z.ZodType<T>, text: string): ParseResult<T> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `not JSON (${(error as Error).message})` };
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      reason: `not a ${describe(schema)} (${issue?.path.join('.') || 'document'}: ${issue?.message})`,
+    };
+  }
+  return { ok: true, document: parsed.data };
+}
+
+function describe(schema: z.ZodType<unknown>): string {
+  if (schema === (checkpointDocumentSchema as z.ZodType<unknown>)) return 'checkpoint document';
+  if (schema === (channelValueDocumentSchema as z.ZodType<unknown>)) return 'channel value';
+  return 'pending writes document';
+}
+
+export function toSerialized([type, bytes]: [string, Uint8Array]): SerializedValue {
+  return {
+    type,
+    data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+  };
+}
+
+export function bytesOf(value: SerializedValue): Uint8Array {
+  return new Uint8Array(Buffer.from(value.data, 'base64'));
+}

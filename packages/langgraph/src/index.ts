@@ -1,0 +1,2 @@
+export { CheckpointConflictError, CorruptCheckpointError } from './errors.js';
+export { KeepsakeSaver, type KeepsakeSaverOptions } from './saver.js';
