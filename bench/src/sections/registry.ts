@@ -4,6 +4,7 @@ import { journalAppendSection } from './fs/journal-append.js';
 import { memorySection } from './fs/memory.js';
 import { pacedStreamsSection } from './fs/paced-streams.js';
 import { recoverySection } from './fs/recovery.js';
+import { langgraphSaverSection } from './langgraph/langgraph-saver.js';
 import { redisDurableSection } from './redis/redis-durable.js';
 import { s3DurableSection } from './s3/s3-durable.js';
 import type { Section } from './section.js';
@@ -23,5 +24,6 @@ export const sections: readonly Section[] = [
   memorySection,
   redisDurableSection,
   s3DurableSection,
+  langgraphSaverSection,
   serverLoadSection,
 ];
