@@ -12,7 +12,7 @@ export interface ListedCheckpoint {
 
 /**
  * Finds checkpoints by listing ids: `<thread>.<namespace>.<checkpoint>` (three segments;
- * channel values share the collection with four). LangGraph's checkpoint ids are UUIDv6,
+ * anything else in the collection is not the saver's and is passed over). LangGraph's checkpoint ids are UUIDv6,
  * whose text sorts by time, so newest first is the ids in descending order. Ids decode from
  * the document ids alone, without a read, unless they were too long and were hashed.
  *

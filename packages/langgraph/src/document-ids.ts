@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { MAX_DOTTED_ID_LENGTH } from '@keepsake/core';
 
 /**
- * LangGraph's thread ids, namespaces, checkpoint ids, task ids and channel versions are
+ * LangGraph's thread ids, namespaces, checkpoint ids and task ids are
  * arbitrary strings; Keepsake document ids are dotted segments of `[A-Za-z0-9_-]` (see
  * `COLLECTIONS` in @keepsake/core). Each value becomes one segment of at most
  * `SEGMENT_BUDGET` characters, one of three ways:
@@ -19,7 +19,8 @@ import { MAX_DOTTED_ID_LENGTH } from '@keepsake/core';
  * a plain or escaped segment decodes back to its value without reading the document.
  *
  * Four segments of 36 plus a write index of at most 11 characters and 4 dots is 159
- * characters: every id fits core's 160-character limit.
+ * characters: every id (a checkpoint has three segments, pending writes five) fits core's
+ * 160-character limit.
  */
 export const SEGMENT_BUDGET = 36;
 
@@ -46,11 +47,6 @@ export function decodeSegment(segment: string): string | null {
   return segment;
 }
 
-/** Channel versions are numbers or strings; `1` and `"1"` are different versions. */
-export function encodeVersion(version: number | string): string {
-  return encodeSegment(typeof version === 'number' ? `n${version}` : `s${version}`);
-}
-
 /** Where one thread's, one namespace's or one checkpoint's documents are, as id prefixes. */
 export class DocumentIds {
   readonly thread: string;
@@ -66,7 +62,7 @@ export class DocumentIds {
     return `${encodeSegment(threadId)}.`;
   }
 
-  /** Prefix of the thread's documents in this namespace (checkpoints and channel values). */
+  /** Prefix of the thread's checkpoints in this namespace. */
   get namespacePrefix(): string {
     return `${this.thread}.${this.namespace}.`;
   }
@@ -74,11 +70,6 @@ export class DocumentIds {
   /** `checkpoints`: the checkpoint itself (three segments). */
   checkpoint(checkpointId: string): string {
     return checked(`${this.namespacePrefix}${encodeSegment(checkpointId)}`);
-  }
-
-  /** `checkpoints`: one version of one channel's value (four segments). */
-  channelValue(channel: string, version: number | string): string {
-    return checked(`${this.namespacePrefix}${encodeSegment(channel)}.${encodeVersion(version)}`);
   }
 
   /** `checkpoint-writes`: prefix of every pending write of one checkpoint. */
@@ -95,7 +86,7 @@ export class DocumentIds {
   }
 }
 
-/** How many dot-separated segments an id has (3: a checkpoint, 4: a channel value). */
+/** How many dot-separated segments an id has (3: a checkpoint). */
 export function segmentCount(id: string): number {
   let count = 1;
   for (const character of id) if (character === '.') count++;

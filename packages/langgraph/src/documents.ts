@@ -5,11 +5,11 @@ import { z } from 'zod';
  * Serialized values are the saver's `serde` output, `[type, bytes]`, with the bytes in
  * base64: checkpoint data may be binary, and base64 carries any byte through every backend.
  *
- * - a checkpoint (`checkpoints`, three segments): the checkpoint without its channel values,
- *   its metadata, and its parent's id;
- * - a channel value (`checkpoints`, four segments): one version of one channel, written
- *   once, shared by every checkpoint that has that version (only channels in a put's
- *   `newVersions` are written: an unchanged channel costs nothing);
+ * - a checkpoint (`checkpoints`, `<thread>.<namespace>.<checkpoint>`): the checkpoint without
+ *   its channel values, its metadata, its parent's id, the values of the channels in the
+ *   put's `newVersions` (`values`), and for every other channel the checkpoint that holds
+ *   its value at this version (`sources`). An unchanged channel, a long history for
+ *   instance, is never written again: a `put` writes one document.
  * - pending writes (`checkpoint-writes`, five segments): every write of one `putWrites`
  *   call, in one document, so a task's writes are stored all or none (B1): LangGraph treats
  *   a task with any stored write as done, and a part of its writes would be a lost update.
@@ -31,6 +31,8 @@ const placement = {
   checkpoint_ns: z.string(),
 };
 
+const version = z.union([z.string(), z.number()]);
+
 export const checkpointDocumentSchema = z.strictObject({
   keepsake: z.literal('langgraph-checkpoint'),
   v: z.literal(FORMAT_VERSION),
@@ -39,19 +41,12 @@ export const checkpointDocumentSchema = z.strictObject({
   parent_checkpoint_id: z.string().nullable(),
   checkpoint: serialized,
   metadata: serialized,
+  /** Channels whose version this checkpoint wrote; a null value: the channel is empty. */
+  values: z.record(z.string(), z.strictObject({ version, value: serialized.nullable() })),
+  /** Channels it did not write: the checkpoint whose `values` hold them at this version. */
+  sources: z.record(z.string(), z.strictObject({ version, checkpoint_id: z.string() })),
 });
 export type CheckpointDocument = z.infer<typeof checkpointDocumentSchema>;
-
-export const channelValueDocumentSchema = z.strictObject({
-  keepsake: z.literal('langgraph-channel-value'),
-  v: z.literal(FORMAT_VERSION),
-  ...placement,
-  channel: z.string(),
-  version: z.union([z.string(), z.number()]),
-  /** Null: the channel was emptied at this version (it has no value). */
-  value: serialized.nullable(),
-});
-export type ChannelValueDocument = z.infer<typeof channelValueDocumentSchema>;
 
 export const writeDocumentSchema = z.strictObject({
   keepsake: z.literal('langgraph-writes'),
@@ -89,7 +84,6 @@ export function parseDocument<T>(schema: z.ZodType<T>, text: string): ParseResul
 
 function describe(schema: z.ZodType<unknown>): string {
   if (schema === (checkpointDocumentSchema as z.ZodType<unknown>)) return 'checkpoint document';
-  if (schema === (channelValueDocumentSchema as z.ZodType<unknown>)) return 'channel value';
   return 'pending writes document';
 }
 

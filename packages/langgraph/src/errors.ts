@@ -1,7 +1,7 @@
 import { KeepsakeError } from '@keepsake/core';
 
 /**
- * A2: a stored checkpoint, channel value or pending write that does not parse (or does not
+ * A2: a stored checkpoint or pending-writes document that does not parse (or does not
  * deserialize). Its bytes were moved to the adapter's quarantine, intact, before this was
  * thrown; nothing was deleted or overwritten. The next read no longer finds the document: a
  * `getTuple` without a checkpoint id then answers from the newest checkpoint still stored.

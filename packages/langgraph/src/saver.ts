@@ -24,9 +24,7 @@ import { CheckpointListing } from './checkpoint-listing.js';
 import { DocumentIds } from './document-ids.js';
 import {
   bytesOf,
-  type ChannelValueDocument,
   type CheckpointDocument,
-  channelValueDocumentSchema,
   checkpointDocumentSchema,
   FORMAT_VERSION,
   type SerializedValue,
@@ -58,11 +56,23 @@ export interface KeepsakeSaverOptions {
 
 /** One stored pending write, with the task that made it. */
 interface StoredWrite {
+  readonly documentId: string;
   readonly taskId: string;
   readonly taskPath: string;
   readonly idx: number;
   readonly channel: string;
   readonly value: SerializedValue;
+}
+
+/** The document a serialized value came from, quarantined when the value is damaged. */
+interface Holder {
+  readonly collection: 'checkpoints' | 'checkpoint-writes';
+  readonly id: string;
+}
+
+function checkpointHolder(document: CheckpointDocument): Holder {
+  const ids = new DocumentIds(document.thread_id, document.checkpoint_ns);
+  return { collection: 'checkpoints', id: ids.checkpoint(document.checkpoint_id) };
 }
 
 /** LangGraph's configurable fields, as the saver reads them. */
@@ -79,10 +89,12 @@ interface Placement {
  * durably as the backend allows (B3); writers in other processes never overwrite each
  * other's work (B4); a document that does not parse is quarantined, never deleted (A2).
  *
- * A `put` writes the values of the channels in `newVersions` first, then the checkpoint:
- * once `put` resolves, the checkpoint and everything it names are stored; a crash before
- * that leaves at most channel values no checkpoint names, never a checkpoint that names a
- * missing value.
+ * A `put` is one document: the checkpoint with the values of the channels in `newVersions`
+ * and, for every other channel, a pointer to the checkpoint that holds its value at this
+ * version (LangGraph passes the previous checkpoint it stored as the parent, and
+ * `newVersions` relative to it, so that checkpoint or one it points at holds the value).
+ * Once `put` resolves, the checkpoint and everything it needs are stored; a crash before
+ * that leaves nothing of it.
  */
 export class KeepsakeSaver extends BaseCheckpointSaver {
   readonly adapter: StorageAdapter;
@@ -100,9 +112,9 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
 
   /**
    * Channel versions are the next integer plus a random fraction below one half, so two
-   * branches forked from one checkpoint never write the same version of a channel with
-   * different values (a channel value is stored once per version and shared by the
-   * checkpoints that have it). They stay numbers and increase, as LangGraph requires.
+   * branches forked from one checkpoint never give the same version of a channel two
+   * different values (a checkpoint finds an unchanged channel's value by its version).
+   * They stay numbers and increase, as LangGraph requires.
    */
   override getNextVersion(current: number | undefined): number {
     const previous =
@@ -167,7 +179,7 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         if (threadId !== undefined && document.thread_id !== threadId) continue;
         if (namespace !== undefined && document.checkpoint_ns !== namespace) continue;
         if (filter !== undefined) {
-          const metadata = await this.deserialize(document.metadata);
+          const metadata = await this.deserialize(document.metadata, checkpointHolder(document));
           if (!metadataMatches(metadata, filter)) continue;
         }
         remaining--;
@@ -192,30 +204,18 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     const ids = new DocumentIds(placement.threadId, placement.namespace);
     await this.ready();
     const prepared = copyCheckpoint(checkpoint);
-    const values: Record<string, unknown> = prepared.channel_values;
+    const channelValues: Record<string, unknown> = prepared.channel_values;
     prepared.channel_values = {};
-    // The values first: a stored checkpoint never names a value that is not stored.
-    await mapConcurrently(
-      Object.entries(newVersions),
-      READ_CONCURRENCY,
-      async ([channel, version]) => {
-        const document: ChannelValueDocument = {
-          keepsake: 'langgraph-channel-value',
-          v: FORMAT_VERSION,
-          thread_id: placement.threadId,
-          checkpoint_ns: placement.namespace,
-          channel,
+    const values: CheckpointDocument['values'] = {};
+    await Promise.all(
+      Object.entries(newVersions).map(async ([channel, version]) => {
+        values[channel] = {
           version,
-          value: channel in values ? await this.serialize(values[channel]) : null,
+          value: channel in channelValues ? await this.serialize(channelValues[channel]) : null,
         };
-        // Immutable once written: the first write of a version wins (a retry writes the same).
-        await this.documents.create(
-          'checkpoints',
-          ids.channelValue(channel, version),
-          JSON.stringify(document),
-        );
-      },
+      }),
     );
+    const sources = await this.sourcesOf(ids, parentId, prepared.channel_versions, values);
     const [serializedCheckpoint, serializedMetadata] = await Promise.all([
       this.serialize(prepared),
       this.serialize(metadata),
@@ -229,6 +229,8 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
       parent_checkpoint_id: parentId ?? null,
       checkpoint: serializedCheckpoint,
       metadata: serializedMetadata,
+      values,
+      sources,
     };
     // A checkpoint put again (the same id) is replaced whole, as other savers do.
     await this.documents.replace(
@@ -293,26 +295,16 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Deletes every checkpoint, channel value and pending write of the thread, checkpoints
-   * first: a crash part-way leaves only documents no checkpoint names, which the next
-   * `deleteThread` removes.
+   * Deletes every checkpoint and pending write of the thread, checkpoints first: a crash
+   * part-way leaves only writes no checkpoint has, which the next `deleteThread` removes.
    */
   async deleteThread(threadId: string): Promise<void> {
     const thread = placementOf(threadId, '').threadId;
     await this.ready();
     const prefix = DocumentIds.threadPrefix(thread);
-    const [stored, writes] = await Promise.all([
-      this.documents.list('checkpoints', prefix),
-      this.documents.list('checkpoint-writes', prefix),
-    ]);
-    const checkpoints = stored.filter((id) => id.split('.').length === 3);
-    const values = stored.filter((id) => id.split('.').length !== 3);
-    for (const [collection, group] of [
-      ['checkpoints', checkpoints],
-      ['checkpoint-writes', writes],
-      ['checkpoints', values],
-    ] as const) {
-      await mapConcurrently(group, READ_CONCURRENCY, (id) => this.documents.delete(collection, id));
+    for (const collection of ['checkpoints', 'checkpoint-writes'] as const) {
+      const ids = await this.documents.list(collection, prefix);
+      await mapConcurrently(ids, READ_CONCURRENCY, (id) => this.documents.delete(collection, id));
     }
   }
 
@@ -340,13 +332,16 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     const placement = { threadId: document.thread_id, namespace: document.checkpoint_ns };
     const ids = new DocumentIds(placement.threadId, placement.namespace);
     const [checkpoint, metadata, pendingWrites] = await Promise.all([
-      this.deserialize(document.checkpoint) as Promise<Checkpoint>,
-      this.deserialize(document.metadata) as Promise<CheckpointMetadata>,
+      this.deserialize(document.checkpoint, checkpointHolder(document)) as Promise<Checkpoint>,
+      this.deserialize(
+        document.metadata,
+        checkpointHolder(document),
+      ) as Promise<CheckpointMetadata>,
       this.pendingWrites(ids, placement, document.checkpoint_id),
     ]);
     checkpoint.channel_values = await this.channelValues(
       ids,
-      placement,
+      document,
       checkpoint.channel_versions,
     );
     const parentId = document.parent_checkpoint_id;
@@ -370,32 +365,88 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     return tuple;
   }
 
+  /**
+   * Where each channel the new checkpoint did not write has its value at its version: the
+   * parent, when the parent wrote that version, or the checkpoint the parent points at.
+   * A channel whose version no stored checkpoint wrote (LangGraph's own bookkeeping before a
+   * first write, a parent that was deleted) has no value, as in every LangGraph saver.
+   */
+  private async sourcesOf(
+    ids: DocumentIds,
+    parentId: string | undefined,
+    versions: ChannelVersions,
+    values: CheckpointDocument['values'],
+  ): Promise<CheckpointDocument['sources']> {
+    const sources: CheckpointDocument['sources'] = {};
+    const unchanged = Object.entries(versions ?? {}).filter(([channel]) => !(channel in values));
+    if (unchanged.length === 0 || parentId === undefined) return sources;
+    const parent = await this.documents.read(
+      'checkpoints',
+      ids.checkpoint(parentId),
+      checkpointDocumentSchema,
+    );
+    if (parent === null) return sources;
+    for (const [channel, version] of unchanged) {
+      if (parent.values[channel]?.version === version) {
+        sources[channel] = { version, checkpoint_id: parentId };
+      } else if (parent.sources[channel]?.version === version) {
+        sources[channel] = parent.sources[channel];
+      }
+    }
+    return sources;
+  }
+
   /** The value of every channel the checkpoint has a version of, where one is stored. */
   private async channelValues(
     ids: DocumentIds,
-    placement: Placement,
+    document: CheckpointDocument,
     versions: ChannelVersions | undefined,
   ): Promise<Record<string, unknown>> {
-    const entries = Object.entries(versions ?? {});
-    const loaded = await mapConcurrently(entries, READ_CONCURRENCY, async ([channel, version]) => {
-      const document = await this.documents.read(
+    const found: Array<readonly [string, SerializedValue, Holder]> = [];
+    const elsewhere = new Map<string, Array<readonly [string, number | string]>>();
+    for (const [channel, version] of Object.entries(versions ?? {})) {
+      const own = document.values[channel];
+      if (own !== undefined && own.version === version) {
+        if (own.value !== null) found.push([channel, own.value, checkpointHolder(document)]);
+        continue;
+      }
+      const source = document.sources[channel];
+      if (source === undefined || source.version !== version) continue;
+      const wanted = elsewhere.get(source.checkpoint_id) ?? [];
+      wanted.push([channel, version]);
+      elsewhere.set(source.checkpoint_id, wanted);
+    }
+    // Each checkpoint holding values is read once, however many channels it holds.
+    await mapConcurrently([...elsewhere], READ_CONCURRENCY, async ([checkpointId, wanted]) => {
+      const holder = await this.documents.read(
         'checkpoints',
-        ids.channelValue(channel, version),
-        channelValueDocumentSchema,
+        ids.checkpoint(checkpointId),
+        checkpointDocumentSchema,
       );
       if (
-        document === null ||
-        document.value === null ||
-        document.thread_id !== placement.threadId ||
-        document.checkpoint_ns !== placement.namespace ||
-        document.channel !== channel ||
-        document.version !== version
+        holder === null ||
+        holder.thread_id !== document.thread_id ||
+        holder.checkpoint_ns !== document.checkpoint_ns
       ) {
-        return null;
+        return;
       }
-      return [channel, await this.deserialize(document.value)] as const;
+      for (const [channel, version] of wanted) {
+        const held = holder.values[channel];
+        if (held !== undefined && held.version === version && held.value !== null) {
+          found.push([channel, held.value, checkpointHolder(holder)]);
+        }
+      }
     });
-    return Object.fromEntries(loaded.filter((entry) => entry !== null));
+    const entries = await Promise.all(
+      found.map(
+        async ([channel, value, holder]) =>
+          [channel, await this.deserialize(value, holder)] as const,
+      ),
+    );
+    // In the checkpoint's channel order, whatever order the reads finished in.
+    const order = Object.keys(versions ?? {});
+    entries.sort((left, right) => order.indexOf(left[0]) - order.indexOf(right[0]));
+    return Object.fromEntries(entries);
   }
 
   /** Pending writes of one checkpoint, in LangGraph's order: task path, task id, index. */
@@ -410,7 +461,8 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     );
     // One (task, index) once: a special write replaced in one document is not read twice.
     const unique = new Map<string, StoredWrite>();
-    for (const document of documents) {
+    for (const [position, document] of documents.entries()) {
+      const documentId = writeIds[position]!;
       if (
         document === null ||
         document.thread_id !== placement.threadId ||
@@ -422,7 +474,12 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
       for (const write of document.writes) {
         const key = JSON.stringify([document.task_id, write.idx]);
         if (!unique.has(key)) {
-          unique.set(key, { taskId: document.task_id, taskPath: document.task_path, ...write });
+          unique.set(key, {
+            documentId,
+            taskId: document.task_id,
+            taskPath: document.task_path,
+            ...write,
+          });
         }
       }
     }
@@ -446,7 +503,10 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
           [
             write.taskId,
             write.channel,
-            await this.deserialize(write.value),
+            await this.deserialize(write.value, {
+              collection: 'checkpoint-writes',
+              id: write.documentId,
+            }),
           ] as CheckpointPendingWrite,
       ),
     );
@@ -467,7 +527,9 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     const sends = await Promise.all(
       parentWrites
         .filter((write) => write.channel === TASKS)
-        .map((write) => this.deserialize(write.value)),
+        .map((write) =>
+          this.deserialize(write.value, { collection: 'checkpoint-writes', id: write.documentId }),
+        ),
     );
     checkpoint.channel_values ??= {};
     checkpoint.channel_values[TASKS] = sends;
@@ -482,8 +544,17 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     return toSerialized(await this.serde.dumpsTyped(value));
   }
 
-  private deserialize(value: SerializedValue): Promise<unknown> {
-    return this.serde.loadsTyped(value.type, bytesOf(value));
+  /** A value that does not deserialize damages the document holding it: quarantined (A2). */
+  private async deserialize(value: SerializedValue, holder: Holder): Promise<unknown> {
+    try {
+      return await this.serde.loadsTyped(value.type, bytesOf(value));
+    } catch (error) {
+      return this.documents.quarantine(
+        holder.collection,
+        holder.id,
+        `a value does not deserialize (${(error as Error).message})`,
+      );
+    }
   }
 }
 

@@ -119,21 +119,28 @@ describe('KeepsakeSaver', () => {
     expect((await saver.getTuple(config))?.checkpoint).toEqual(first);
   });
 
-  it('A2: damaged pending writes and channel values are quarantined, not deleted', async () => {
+  it('A2: damaged pending writes, and a damaged checkpoint holding a value, are quarantined, not deleted', async () => {
     const { backend, savers } = memorySavers(1);
     const saver = savers[0]!;
-    const stored = await saver.put(
+    const first = await saver.put(
       { configurable: { thread_id: 't' } },
       checkpointWith({ a: 1 }, { a: 1 }),
       metadata,
       { a: 1 },
     );
-    await saver.putWrites(stored, [['a', 2]], 'task-1');
+    // The second checkpoint does not write `a`: it points at the first for its value.
+    const second = await saver.put(first, checkpointWith({ a: 1 }, { a: 1 }), metadata, {});
+    await saver.putWrites(second, [['a', 2]], 'task-1');
+    expect((await saver.getTuple(second))?.checkpoint.channel_values).toEqual({ a: 1 });
     const raw = memoryAdapter({ backend });
-    for (const collection of ['checkpoint-writes', 'checkpoints'] as const) {
-      const [id] = (await listIds(raw, collection)).filter(
-        (candidate) => collection === 'checkpoint-writes' || candidate.split('.').length === 4,
-      );
+    const firstId = (await listIds(raw, 'checkpoints')).find((id) =>
+      id.endsWith(String(first.configurable?.checkpoint_id)),
+    );
+    const [writesId] = await listIds(raw, 'checkpoint-writes');
+    for (const [collection, id] of [
+      ['checkpoint-writes', writesId],
+      ['checkpoints', firstId],
+    ] as const) {
       await raw.putDocument(
         collection,
         id!,
@@ -143,14 +150,36 @@ describe('KeepsakeSaver', () => {
           durable: true,
         },
       );
-      const error = await saver.getTuple(stored).catch((caught: unknown) => caught);
+      const error = await saver.getTuple(second).catch((caught: unknown) => caught);
       expect(CorruptCheckpointError.isInstance(error), `${collection}: ${error}`).toBe(true);
       expect((error as CorruptCheckpointError).collection).toBe(collection);
     }
-    expect((await raw.listQuarantined()).map((entry) => entry.collection).sort()).toEqual([
-      'checkpoint-writes',
+    expect((await raw.listQuarantined()).map((entry) => entry.id)).toEqual([writesId, firstId]);
+  });
+
+  it('A2: a document whose serialized value does not deserialize is quarantined', async () => {
+    const { backend, savers } = memorySavers(1);
+    const saver = savers[0]!;
+    const stored = await saver.put(
+      { configurable: { thread_id: 't' } },
+      checkpointWith({ a: 1 }, { a: 1 }),
+      metadata,
+      { a: 1 },
+    );
+    const raw = memoryAdapter({ backend });
+    const [id] = await listIds(raw, 'checkpoints');
+    const document = JSON.parse((await raw.getDocument('checkpoints', id!))!.base);
+    document.checkpoint.data = Buffer.from('{not json').toString('base64');
+    await raw.putDocument(
       'checkpoints',
-    ]);
+      id!,
+      { kind: 'full', revision: 2, text: JSON.stringify(document) },
+      { expectedRevision: 1, durable: true },
+    );
+    const error = await saver.getTuple(stored).catch((caught: unknown) => caught);
+    expect(CorruptCheckpointError.isInstance(error), String(error)).toBe(true);
+    expect((await raw.listQuarantined()).map((entry) => entry.id)).toEqual([id]);
+    expect(await saver.getTuple(stored)).toBeUndefined();
   });
 
   it('A1: any thread id, namespace and checkpoint id is stored apart (escaped or hashed), binary values intact', async () => {
@@ -197,13 +226,14 @@ describe('KeepsakeSaver', () => {
     expect(await all(saver, { thread_id: threads[0] })).toHaveLength(namespaces.length);
     const raw = memoryAdapter({ backend });
     const remaining = (await listIds(raw, 'checkpoints')).length;
+    expect((await listIds(raw, 'checkpoint-writes')).length).toBeGreaterThan(0);
     await Promise.all(threads.map((thread) => saver.deleteThread(thread)));
     expect(remaining).toBeGreaterThan(0);
     expect(await listIds(raw, 'checkpoints')).toEqual([]);
     expect(await listIds(raw, 'checkpoint-writes')).toEqual([]);
   });
 
-  it('stores each channel value once per version: an unchanged channel costs nothing to put', async () => {
+  it('writes an unchanged channel once: a later checkpoint points at the one that holds it', async () => {
     const { backend, savers } = memorySavers(1);
     const saver = savers[0]!;
     const big = 'x'.repeat(10_000);
@@ -222,10 +252,13 @@ describe('KeepsakeSaver', () => {
         { step: step + 1 },
       );
     }
-    const values = (await listIds(memoryAdapter({ backend }), 'checkpoints')).filter(
-      (id) => id.split('.').length === 4,
+    const raw = memoryAdapter({ backend });
+    const sizes = await Promise.all(
+      (await listIds(raw, 'checkpoints')).map(
+        async (id) => (await raw.getDocument('checkpoints', id))!.base.length,
+      ),
     );
-    expect(values).toHaveLength(7); // history once, step six times
+    expect(sizes.filter((size) => size > big.length)).toHaveLength(1);
     expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({
       history: big,
       step: 5,
