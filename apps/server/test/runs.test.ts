@@ -52,6 +52,15 @@ describe('runs over SSE', () => {
       expect.objectContaining({ name: 'search_notes', done: true, runId }),
     ]);
 
+    // E8: the run id alone is enough to find it.
+    const found = await call(url, `/api/runs/${runId}`, { token: aliceToken });
+    expect(found.status).toBe(200);
+    expect(found.body).toMatchObject({
+      run: { sessionId, runId, terminalState: 'completed', lastEventType: 'done' },
+      eventsUrl: `/api/sessions/${sessionId}/runs/${runId}/events`,
+    });
+    expect((await call(url, '/api/runs/no-such-run', { token: aliceToken })).status).toBe(404);
+
     const summary = await call(url, `/api/sessions/${sessionId}/runs/${runId}`, {
       token: aliceToken,
     });

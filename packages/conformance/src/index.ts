@@ -84,7 +84,7 @@ export const flushAndShutdown = area('flushAndShutdown');
 /** D1–D4: per-session mutexes, lock identity across renames, no lock across slow I/O, fencing. */
 export const locks = area('locks');
 
-/** E1–E7: pending turns, the journal, checkpoints, completing, cancelling and failing runs. */
+/** E1–E8: pending turns, the journal, checkpoints, completing, cancelling and failing runs, finding a run by id. */
 export const runsAndJournal = area('runsAndJournal');
 
 /** F1–F4: crash recovery, lazy journal retry, single flight, idempotence. */

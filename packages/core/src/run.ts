@@ -35,6 +35,8 @@ export class Run implements RunHandle {
     private readonly host: RunHost,
     sessionId: string,
     readonly runId: string,
+    /** When the run began (the store clock), as its location records it (E8). */
+    readonly startedAt: number,
   ) {
     this.currentSessionId = sessionId;
     this.streamId = runId;

@@ -17,6 +17,7 @@ import { type RecoveryContext, repairPendingTurn } from './recovery.js';
 import { Run } from './run.js';
 import { RunNotActiveError, SessionBusyError } from './run-errors.js';
 import { createJournalWriter, type RefreshOutcome, type RunHost } from './run-host.js';
+import { readRunLocation, removeRunLocations, writeRunLocation } from './run-locations.js';
 import type {
   BeginRunInput,
   CancelOutcome,
@@ -92,6 +93,19 @@ export class StoreRuns implements RunHost {
       await live.moveTo(newId);
       this.runs.delete(oldId);
       this.runs.set(newId, live);
+      // E8: a lookup by the run's id now finds it under the new session id.
+      await writeRunLocation(this.options.adapter, {
+        sessionId: newId,
+        runId: live.runId,
+        startedAt: live.startedAt,
+      }).catch((error: unknown) =>
+        this.emit({
+          type: 'warning',
+          sessionId: newId,
+          field: 'runs',
+          message: `could not record where run "${live.runId}" lives after the rename: ${error instanceof Error ? error.message : String(error)}`,
+        }),
+      );
     }
   }
 
@@ -146,14 +160,37 @@ export class StoreRuns implements RunHost {
         startedAt: now,
         heartbeatAt: now,
       };
+      // E8: where the run lives is recorded beside the turn's save, not after it (no extra
+      // round trip). A failed record only costs lookups by run id: a warning, not a failure.
+      const locating = writeRunLocation(this.options.adapter, {
+        sessionId,
+        runId,
+        startedAt: now,
+      }).then(
+        () => true,
+        (error: unknown) => {
+          this.emit({
+            type: 'warning',
+            sessionId,
+            field: 'runs',
+            message: `could not record where run "${runId}" lives (findRun will not find it): ${error instanceof Error ? error.message : String(error)}`,
+          });
+          return false;
+        },
+      );
       try {
         // E1: the user's turn is durable before the agent starts.
         await this.store.persistence.write(entry, { fsync: true });
       } catch (error) {
         session.pending = previousPending;
+        // No run began: its location must not send a lookup to this session.
+        if (await locating) {
+          await removeRunLocations(this.options.adapter, sessionId, [runId]).catch(() => undefined);
+        }
         throw error;
       }
-      const run = new Run(this, sessionId, runId);
+      await locating;
+      const run = new Run(this, sessionId, runId, now);
       this.runs.set(sessionId, run);
       run.start();
       this.emit({ type: 'run', sessionId, runId, state: 'started' });
@@ -244,6 +281,33 @@ export class StoreRuns implements RunHost {
       lastEventType: last?.type ?? null,
       lastEventId: last?.eventId ?? null,
     };
+  }
+
+  /**
+   * E8: the run with this id, wherever it lives, or null when no stored session has it (a
+   * run begun before run locations existed, or whose session was deleted).
+   */
+  async findRun(runId: string): Promise<RunSummary | null> {
+    assertValidId(runId, 'run');
+    await this.store.ready('find a run');
+    const adapter = this.options.adapter;
+    const read = await readRunLocation(adapter, runId);
+    if (read.status === 'quarantined') {
+      // Which session the run belongs to is exactly what is unknown here.
+      this.emit({
+        type: 'warning',
+        sessionId: '',
+        field: 'runs',
+        message: `the location of run "${runId}" did not parse; it was moved to ${read.quarantinedAt}`,
+      });
+      return null;
+    }
+    if (read.status === 'missing') return null;
+    const { sessionId } = read.location;
+    const exists = await adapterCall(adapter.name, 'check a session', () =>
+      adapter.hasDocument('sessions', sessionId),
+    );
+    return exists ? this.runSummary(sessionId, runId) : null;
   }
 
   async listRuns(sessionId: string): Promise<string[]> {

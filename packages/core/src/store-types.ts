@@ -89,6 +89,11 @@ export interface SessionStore {
     options?: JournalReadOptions,
   ): Promise<JournalReadResult>;
   runSummary(sessionId: string, runId: string): Promise<RunSummary>;
+  /**
+   * E8: the run with this id wherever it lives (its `sessionId`, journal state, last event),
+   * for a server that holds only a run id; null when no stored session has it.
+   */
+  findRun(runId: string): Promise<RunSummary | null>;
   listRuns(sessionId: string): Promise<string[]>;
   flushAll(): Promise<FlushReport>;
   close(): Promise<CloseReport>;

@@ -215,6 +215,10 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     return this.runs.runSummary(sessionId, runId);
   }
 
+  findRun(runId: string): Promise<RunSummary | null> {
+    return this.runs.findRun(runId);
+  }
+
   listRuns(sessionId: string): Promise<string[]> {
     return this.runs.listRuns(sessionId);
   }

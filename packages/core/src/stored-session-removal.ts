@@ -1,6 +1,7 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import { idsWithPrefix } from './listed-ids.js';
+import { removeRunLocations } from './run-locations.js';
 
 const PAGE = 500;
 
@@ -46,6 +47,9 @@ export async function removeStoredSession(
   await call('delete a session', () =>
     adapter.deleteDocument('sessions', sessionId, { durable: true }),
   );
+  // E8: the runs' locations first, while their journals still say which runs there were.
+  const runIds = await call('list journals', () => adapter.listLogs(sessionId));
+  await removeRunLocations(adapter, sessionId, runIds);
   await call('delete journals', () => adapter.deleteLogs(sessionId, { durable: true }));
   await call('delete lifecycle state', () =>
     adapter.deleteDocument('lifecycle', sessionId, { durable: true }),

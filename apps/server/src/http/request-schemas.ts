@@ -13,6 +13,7 @@ const title = z
 
 export const sessionParams = z.object({ sessionId: idField });
 export const runParams = z.object({ sessionId: idField, runId: idField });
+export const runIdParams = z.object({ runId: idField });
 
 export const listQuery = z.strictObject({
   cursor: z.string().min(1).max(2048).optional(),

@@ -8,6 +8,7 @@ import {
   eventsQuery,
   lastEventIdHeader,
   messageBody,
+  runIdParams,
   runParams,
   sessionParams,
 } from '../http/request-schemas.js';
@@ -63,6 +64,19 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
     return {
       run,
       turn: describeTurn(standing ?? (await loadRunStanding(namespace.store, sessionId, runId))),
+    };
+  });
+
+  // E8: a client (or another service) that kept only the run id finds where it lives.
+  scope.get('/runs/:runId', async (request) => {
+    const namespace = namespaceOf(request);
+    const { runId } = parseInput(runIdParams, request.params, 'path');
+    const run = await namespace.store.findRun(runId);
+    if (run === null) throw new NotFoundError(runId, 'run');
+    return {
+      run,
+      runUrl: `/api/sessions/${run.sessionId}/runs/${runId}`,
+      eventsUrl: `/api/sessions/${run.sessionId}/runs/${runId}/events`,
     };
   });
 

@@ -33,6 +33,7 @@ import type { SpecRegistrar } from '../harness/suite.js';
 import { defineCancelRaceTests } from './e-cancel-races.js';
 import { defineDamagedJournalTests } from './e-damaged-journals.js';
 import { defineJournalPowerLossTests } from './e-journal-power-loss.js';
+import { defineRunLookupTests } from './e-run-lookup.js';
 import { defineTurnAttachmentTests } from './e-turn-attachments.js';
 
 const CHECKPOINT = { checkpoint: { intervalMs: 100, idleRefreshMs: 1000 } } as const;
@@ -73,6 +74,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineEndingTests(suite);
   defineTurnAttachmentTests(suite);
   defineCancelRaceTests(suite);
+  defineRunLookupTests(suite);
   defineDamagedJournalTests(suite);
   defineJournalPowerLossTests(suite);
 }
