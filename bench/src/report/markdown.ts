@@ -57,12 +57,13 @@ function renderTargets(
     '',
     `${met} of ${evaluations.length} met.`,
     '',
-    '| target | case | ratio (min–max across rounds) | result |',
-    '|---|---|---|---|',
+    '| target | case | measured against | ratio (min–max across rounds) | result |',
+    '|---|---|---|---|---|',
   ];
   for (const evaluation of evaluations) {
     lines.push(
       `| ${evaluation.target.description} | ${caseLabel(sections, evaluation)} | ` +
+        `${referenceLabel(sections, evaluation)} | ` +
         `${formatRatioRange(evaluation.ratio)} | ${verdict(evaluation)} |`,
     );
   }
@@ -74,6 +75,15 @@ function caseLabel(sections: readonly SectionResult[], evaluation: TargetEvaluat
   return (
     table?.cases.find((entry) => entry.key === evaluation.caseKey)?.label ?? evaluation.caseKey
   );
+}
+
+/** The figure a target is measured against: a baseline, or Keepsake itself in another case. */
+function referenceLabel(sections: readonly SectionResult[], evaluation: TargetEvaluation): string {
+  const { contender, caseKey } = evaluation.target.reference;
+  if (caseKey === undefined) return contender;
+  const table = findTable(sections, evaluation.target.section, evaluation.target.table);
+  const label = table?.cases.find((entry) => entry.key === caseKey)?.label ?? caseKey;
+  return `${contender} at ${label}`;
 }
 
 function findTable(
