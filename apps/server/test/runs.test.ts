@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { fsAdapter } from '@keepsake/fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chat, createSession, getSession, sendMessage } from './helpers/chat-flows.js';
 import { createGatedAgent } from './helpers/gated-agent.js';
@@ -114,6 +116,56 @@ describe('runs over SSE', () => {
     ]);
     expect((await getSession(url, aliceToken, sessionId)).messages.at(-1).content).toBe(
       'one two three',
+    );
+  });
+
+  it('E2, E3: a damaged record in the middle of a live journal is a warning event, and the stream goes on to the end', async () => {
+    const { url, dataDirectory } = gatedServer;
+    const sessionId = await createSession(url, aliceToken);
+    const { runId, eventsUrl } = await sendMessage(url, aliceToken, sessionId, 'survive damage');
+    gated.push({ type: 'token', text: 'before' });
+    await readEvents(`${url}${eventsUrl}`, {
+      token: aliceToken,
+      until: (_event, events) => events.length === 1,
+    });
+    // Another writer of the same directory (as a second server process would be) stores a
+    // record at sequence 2 that is not a journal record.
+    const raw = fsAdapter({ directory: join(dataDirectory, 'alice') });
+    await raw.open();
+    try {
+      const planted = await raw.appendLog(
+        sessionId,
+        runId,
+        [{ sequence: 2, text: '{"not a journal record' }],
+        { durability: 'each' },
+      );
+      expect(planted.ok).toBe(true);
+    } finally {
+      await raw.close();
+    }
+    gated.push({ type: 'token', text: ' after' });
+    gated.finish();
+    const stream = await readEvents(`${url}${eventsUrl}`, { token: aliceToken });
+    expect(stream.events.map((event) => [event.id, event.event])).toEqual([
+      ['1', 'token'],
+      [undefined, 'warning'],
+      ['3', 'token'],
+      ['4', 'done'],
+      [undefined, 'end'],
+    ]);
+    expect(stream.events[1]!.data).toMatchObject({
+      sequence: null,
+      type: 'warning',
+      data: {
+        reason: 'journal-records-skipped',
+        invalidRecords: [{ sequence: 2 }],
+        lastSequence: 2,
+        message: expect.stringContaining('record 2 skipped'),
+      },
+    });
+    expect(stream.events.at(-1)!.data).toEqual({ reason: 'terminal', terminalState: 'completed' });
+    expect((await getSession(url, aliceToken, sessionId)).messages.at(-1).content).toBe(
+      'before after',
     );
   });
 

@@ -164,10 +164,9 @@ async function assertRunKnown(
   runId: string,
 ): Promise<RunStanding | null> {
   const { store } = namespace;
-  if ((await store.runSummary(sessionId, runId)).exists || namespace.runs.isLocal(runId)) {
+  if (namespace.runs.isLocal(runId) || (await store.runSummary(sessionId, runId)).exists) {
     return null;
   }
-  if ((await store.runSummary(sessionId, runId)).exists) return null;
   const standing = await loadRunStanding(store, sessionId, runId);
   if (standing.kind === 'unknown') throw new NotFoundError(runId, 'run');
   return standing;
@@ -226,8 +225,41 @@ async function* toSseMessages(items: AsyncIterable<TailItem>): AsyncGenerator<Ss
           data: { reason: 'no-journal', wording: item.marker.wording, message: item.text },
         },
       };
+    } else if (item.kind === 'skipped') {
+      // No id: a resume position is a record's sequence, and a reconnect that reads past
+      // the same damage reports it again.
+      // Shaped like a record (as a no-journal marker is), so clients render it as one.
+      yield {
+        event: 'warning',
+        data: {
+          sequence: null,
+          type: 'warning',
+          eventId: null,
+          at: Date.now(),
+          data: {
+            reason: 'journal-records-skipped',
+            message: describeSkipped(item),
+            invalidRecords: item.invalidRecords,
+            gaps: item.gaps,
+            lastSequence: item.lastSequence,
+          },
+        },
+      };
     } else {
       yield { event: 'end', data: { reason: item.reason, terminalState: item.terminalState } };
     }
   }
+}
+
+/** E2, E3: what a reader of the stream is told about records it will not get. */
+function describeSkipped(item: Extract<TailItem, { kind: 'skipped' }>): string {
+  const parts = [
+    ...item.invalidRecords.map((entry) => `record ${entry.sequence} skipped: ${entry.reason}`),
+    ...item.gaps.map((gap) =>
+      gap.found - gap.expected === 1
+        ? `record ${gap.expected} is missing`
+        : `records ${gap.expected}–${gap.found - 1} are missing`,
+    ),
+  ];
+  return `Part of this answer's journal could not be read (${parts.join('; ')}).`;
 }

@@ -1,5 +1,6 @@
 import {
   type JournalEventType,
+  type JournalReadResult,
   type JournalRecord,
   type Marker,
   NotFoundError,
@@ -11,6 +12,17 @@ import { loadRunStanding, type RunStanding, terminalStateOfMarker } from './run-
 
 export type TailItem =
   | { kind: 'record'; record: JournalRecord }
+  /**
+   * E2, E3: records the read skipped (damaged, or not this journal's) and jumps in the
+   * sequence, up to `lastSequence`. The tail goes on after them, as core's reads do, so one
+   * bad record never hides the rest of an answer.
+   */
+  | {
+      kind: 'skipped';
+      invalidRecords: Array<{ sequence: number; reason: string }>;
+      gaps: Array<{ expected: number; found: number }>;
+      lastSequence: number;
+    }
   /** The run ended without a journal (it died before its first record): its final marker. */
   | { kind: 'marker'; marker: Marker; text: string; at: number }
   | { kind: 'end'; reason: TailEndReason; terminalState: RunTerminalState | null };
@@ -18,15 +30,9 @@ export type TailItem =
 /**
  * - `terminal`: the journal's terminal record was streamed;
  * - `no-journal`: the run left no journal, and its session's marker for it is final;
- * - `session-deleted`: the session is gone;
- * - `journal-gap`, `journal-damaged`: the journal cannot be read past a point (E3, E2).
+ * - `session-deleted`: the session is gone.
  */
-export type TailEndReason =
-  | 'terminal'
-  | 'no-journal'
-  | 'session-deleted'
-  | 'journal-gap'
-  | 'journal-damaged';
+export type TailEndReason = 'terminal' | 'no-journal' | 'session-deleted';
 
 export interface TailOptions {
   store: SessionStore;
@@ -75,6 +81,9 @@ const stateByType: Partial<Record<JournalEventType, RunTerminalState>> = {
  * process (woken at once by the store's append events), by another process on the same
  * backend (found by polling), or by nobody any more (recovered, then ended).
  *
+ * A damaged or foreign record, or a jump in the sequence, is reported (`skipped`) and read
+ * past (E2, E3): the run goes on after it, and so does the tail.
+ *
  * A run that died before its first record has no journal, and recovery has no journal to
  * append its interrupted record to. Its session says how it stands instead: the tail
  * looks at it on a bounded interval (each look is a load, which is what moves recovery
@@ -92,7 +101,13 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
     const watch = waker.watch(sessionId, runId);
     try {
       const result = await store.readJournal(sessionId, runId, { afterSequence: after });
+      // Told where it happened: before the first record that comes after the damage.
+      let skippedAt = firstSkippedSequence(result);
       for (const record of result.records) {
+        if (skippedAt !== null && record.sequence > skippedAt) {
+          skippedAt = null;
+          yield skippedItem(result);
+        }
         yield { kind: 'record', record };
         after = record.sequence;
         if (endingTypes.has(record.type)) {
@@ -104,14 +119,14 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
           return;
         }
       }
-      if (result.records.length > 0) {
+      if (skippedAt !== null) yield skippedItem(result);
+      // A skipped record still moved the journal on: the next read starts after it (torn
+      // tails are not counted in `lastSequence`, so a record still being written is not).
+      const moved = result.records.length > 0 || result.lastSequence > after;
+      if (result.lastSequence > after) after = result.lastSequence;
+      if (moved) {
         lastProgressAt = Date.now();
         continue;
-      }
-      if (result.gap !== null || result.invalidRecord !== null) {
-        const reason = result.gap !== null ? 'journal-gap' : 'journal-damaged';
-        yield { kind: 'end', reason, terminalState: null };
-        return;
       }
       const summary = await store.runSummary(sessionId, runId);
       if (summary.terminalState !== null && summary.lastSequence <= after) {
@@ -145,6 +160,24 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
       watch.dispose();
     }
   }
+}
+
+/** The sequence of the first record a read skipped or found missing, or null. */
+function firstSkippedSequence(result: JournalReadResult): number | null {
+  const sequences = [
+    ...result.invalidRecords.map((entry) => entry.sequence),
+    ...result.gaps.map((gap) => gap.expected),
+  ];
+  return sequences.length === 0 ? null : Math.min(...sequences);
+}
+
+function skippedItem(result: JournalReadResult): TailItem {
+  return {
+    kind: 'skipped',
+    invalidRecords: result.invalidRecords,
+    gaps: result.gaps,
+    lastSequence: result.lastSequence,
+  };
 }
 
 /** Loading is what triggers recovery of a dead run (F1, F2); null when the session is gone. */
