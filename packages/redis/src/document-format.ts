@@ -25,16 +25,19 @@ export function tokenField(token: string): string {
   return token.padEnd(TOKEN_WIDTH, '.');
 }
 
-/** The bytes a write stores: the text, then its trailer. */
+/**
+ * The bytes a write stores: the text, then its trailer. A string (its UTF-8 bytes are what
+ * is stored): ioredis then writes the command as one string, instead of copying buffers
+ * into a buffer of its own.
+ */
 export function encodeRecord(
   kind: 'full' | 'delta',
   revision: number,
   text: string,
   token: string,
-): Buffer {
-  const body = Buffer.from(text, 'utf8');
-  const trailer = `~1${kind === 'full' ? 'B' : 'D'}${revisionField(revision)}${String(body.length).padStart(12, '0')}${tokenField(token)}~`;
-  return Buffer.concat([body, Buffer.from(trailer, 'latin1')]);
+): string {
+  const length = String(Buffer.byteLength(text, 'utf8')).padStart(12, '0');
+  return `${text}~1${kind === 'full' ? 'B' : 'D'}${revisionField(revision)}${length}${tokenField(token)}~`;
 }
 
 export interface ParsedDocument {

@@ -11,9 +11,9 @@ import type {
 import { encodeRecord, parseDocument, revisionField, tokenField } from './document-format.js';
 import { toKeepsakeError } from './errors.js';
 import { indexValue } from './index-store.js';
-import type { Step, StepResult } from './script-runner.js';
+import type { ScriptStep, Step, StepResult } from './script-runner.js';
 import { deleteDocumentScript, writeDocumentScript } from './scripts/document-scripts.js';
-import { putIndexEntryIfWrittenScript, putIndexEntryScript } from './scripts/index-scripts.js';
+import { putIndexEntriesIfWrittenScript, putIndexEntryScript } from './scripts/index-scripts.js';
 import type { StorageContext } from './storage-context.js';
 
 /**
@@ -66,8 +66,8 @@ export class DocumentStore {
     const documentKey = keys.document(collection, id).document;
     const operation = `write a document (${collection}/${id})`;
     const token = this.context.nextWriteToken();
+    const tokenText = tokenField(token);
     const creates = options.expectedRevision === null;
-    const register: Step = { command: 'ZADD', args: [keys.registry(collection), 0, id] };
     const writeStep: Step = {
       script: writeDocumentScript,
       keys: [documentKey],
@@ -75,28 +75,39 @@ export class DocumentStore {
         write.kind,
         revisionField(write.revision),
         creates ? '' : revisionField(options.expectedRevision),
-        tokenField(token),
+        tokenText,
         encodeRecord(write.kind, write.revision, write.text, token),
       ],
     };
     const indexEntry = collection === 'sessions' ? options.indexEntry : undefined;
-    const indexStep: Step | null =
-      indexEntry === undefined
-        ? null
-        : {
-            script: putIndexEntryIfWrittenScript,
-            keys: [documentKey, keys.index()],
-            args: [tokenField(token), id, indexValue(indexEntry)],
-          };
     const durable = { operation, durable: options.durable };
 
     if (standalone) {
-      const steps = [...(creates ? [register] : []), writeStep, ...(indexStep ? [indexStep] : [])];
-      const results = await scripts.batch(steps, durable);
+      const steps: Step[] = creates
+        ? [{ command: 'ZADD', args: [keys.registry(collection), 0, id] }, writeStep]
+        : [writeStep];
+      const indexStep: ScriptStep | null =
+        indexEntry === undefined
+          ? null
+          : {
+              script: putIndexEntriesIfWrittenScript,
+              keys: [keys.index(), documentKey],
+              args: [tokenText, id, indexValue(indexEntry)],
+            };
+      // The index entries of the saves of one event-loop turn go in one HSET, sent after
+      // their documents' writes; with WAITAOF or WAIT, which must follow the entry too, it
+      // ends this save's pipeline instead.
+      const grouped = indexStep !== null && scripts.groupsWrites(options.durable);
+      if (indexStep !== null && !grouped) steps.push(indexStep);
+      const work = scripts.batch(steps, durable);
+      const [results, groupedIndex] = await Promise.all([
+        work,
+        grouped ? typedFailure(scripts.grouped(indexStep, 1), operation) : null,
+      ]);
       if (creates) throwIfFailed(results[0]!, operation);
       const written = refusalOrSuccess(results[creates ? 1 : 0]!, operation);
-      if (!written.ok || indexStep === null) return written;
-      const indexed = results[creates ? 2 : 1]!;
+      const indexed = groupedIndex ?? results[creates ? 2 : 1];
+      if (!written.ok || indexed === undefined) return written;
       return indexed.ok
         ? written
         : { ok: true, indexFailure: toKeepsakeError(indexed.error, 'update the session index') };
@@ -162,6 +173,15 @@ export class DocumentStore {
       ids: page,
       nextCursor: ids.length > options.limit ? (page.at(-1) ?? null) : null,
     };
+  }
+}
+
+/** A grouped step's outcome, its connection failure typed for this operation. */
+async function typedFailure(outcome: Promise<StepResult>, operation: string): Promise<StepResult> {
+  try {
+    return await outcome;
+  } catch (error) {
+    throw toKeepsakeError(error, operation);
   }
 }
 

@@ -41,7 +41,7 @@ import {
 } from './scripts/document-scripts.js';
 import {
   listIndexScript,
-  putIndexEntryIfWrittenScript,
+  putIndexEntriesIfWrittenScript,
   putIndexEntryScript,
   startIndexScript,
 } from './scripts/index-scripts.js';
@@ -57,7 +57,7 @@ const SCRIPTS = [
   writeDocumentScript,
   deleteDocumentScript,
   quarantineDocumentScript,
-  putIndexEntryIfWrittenScript,
+  putIndexEntriesIfWrittenScript,
   putIndexEntryScript,
   startIndexScript,
   listIndexScript,

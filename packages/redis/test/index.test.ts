@@ -69,4 +69,58 @@ describe('session index', () => {
     await adapter.close();
     await reopened.close();
   });
+
+  it('B7: saves sent in one event-loop turn share one index write; a refused save writes no entry', async () => {
+    const keyPrefix = uniquePrefix('index-turn');
+    const adapter = redisAdapter({ url: server.url, keyPrefix });
+    await adapter.open();
+    const ids = Array.from({ length: 200 }, (_, index) => `s${index}`);
+    const created = await Promise.all(
+      ids.map((id) =>
+        adapter.putDocument('sessions', id, full, {
+          expectedRevision: null,
+          durable: true,
+          indexEntry: summary(id, 10),
+        }),
+      ),
+    );
+    expect(created.every((result) => result.ok && result.indexFailure === undefined)).toBe(true);
+    const delta = (revision: number) => ({ kind: 'delta' as const, revision, text: '{"d":1}' });
+    // All in one turn (more than one grouped call's worth): a refused write (wrong expected
+    // revision), then the same session twice in order, whose later entry must be the one kept.
+    const results = await Promise.all([
+      adapter.putDocument('sessions', 's0', delta(2), {
+        expectedRevision: 7,
+        durable: true,
+        indexEntry: summary('s0', 99),
+      }),
+      ...ids.slice(1).map((id) =>
+        adapter.putDocument('sessions', id, delta(2), {
+          expectedRevision: 1,
+          durable: true,
+          indexEntry: summary(id, 20),
+        }),
+      ),
+      adapter.putDocument('sessions', 's1', delta(3), {
+        expectedRevision: 2,
+        durable: true,
+        indexEntry: summary('s1', 30),
+      }),
+    ]);
+    expect(results[0]).toEqual({ ok: false, currentRevision: 1 });
+    expect(results.slice(1).every((result) => result.ok)).toBe(true);
+    const page = await adapter.listIndex({ cursor: null, limit: 500 });
+    if (page.status !== 'ok') throw new Error(page.status);
+    const updatedAt = new Map(
+      page.entries.map((entry) => [
+        (entry as { id: string }).id,
+        (entry as { updatedAt: number }).updatedAt,
+      ]),
+    );
+    expect(updatedAt.size).toBe(ids.length);
+    expect(updatedAt.get('s0')).toBe(10);
+    expect(updatedAt.get('s1')).toBe(30);
+    expect(ids.slice(2).every((id) => updatedAt.get(id) === 20)).toBe(true);
+    await adapter.close();
+  });
 });

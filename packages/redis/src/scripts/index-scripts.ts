@@ -24,18 +24,29 @@ return 1
 };
 
 /**
- * B7 with the document (standalone, in the same pipeline as the document's write): writes
- * the entry only if the document's last write is the given one, so a refused write never
- * touches the index, and only into an index that exists. KEYS: document, index. ARGV:
- * write token (32), session id, entry.
+ * B7 with the documents (standalone): writes the entries whose document's last write is
+ * the given one, so a refused write never touches the index, and only into an index that
+ * exists, with ONE HSET. Sent after the documents' writes on the same connection: in the
+ * same pipeline, or once per event-loop turn for every save of that turn (ScriptRunner's
+ * grouped steps). KEYS: index, then each entry's document. ARGV: for each entry, its write
+ * token (32), session id and entry. Returns the number of entries written.
  */
-export const putIndexEntryIfWrittenScript: ScriptDefinition = {
-  name: 'keepsakePutIndexEntryIfWritten',
+export const putIndexEntriesIfWrittenScript: ScriptDefinition = {
+  name: 'keepsakePutIndexEntriesIfWritten',
   lua: `${READ_TRAILER_LUA}
-local _, token = read_trailer(KEYS[1])
-if token ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-return 1
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local fields = {}
+for index = 2, #KEYS do
+  local _, token = read_trailer(KEYS[index])
+  local at = (index - 2) * 3
+  if token == ARGV[at + 1] then
+    fields[#fields + 1] = ARGV[at + 2]
+    fields[#fields + 1] = ARGV[at + 3]
+  end
+end
+if #fields == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(fields))
+return #fields / 2
 `,
 };
 
