@@ -26,6 +26,16 @@ export interface JournalWriterOptions {
   policy: JournalDurabilityPolicy;
   maxEventBytes: number;
   onAppend?: (sessionId: string, durationMs: number, durable: boolean) => void;
+  /**
+   * What a read of the journal just found (its last sequence stored, the terminal state of
+   * its records, whether it exists), so the first append need not read it again (F3: the
+   * crash record of a recovery that has just read the whole journal). A tail that is stale
+   * by then costs nothing but the usual conflict: the adapter's sequence check refuses the
+   * append and the writer goes on after what was stored meanwhile.
+   */
+  knownTail?: { lastSequence: number; state: RunTerminalState | null; exists: boolean };
+  /** Every append with this durability, whatever `policy` says (F3: see `appendCrashRecord`). */
+  durability?: LogDurability;
 }
 
 /**
@@ -47,7 +57,14 @@ export class JournalWriter {
   private seenJournal = false;
   private deleted = false;
 
-  constructor(private readonly options: JournalWriterOptions) {}
+  constructor(private readonly options: JournalWriterOptions) {
+    const tail = options.knownTail;
+    if (tail !== undefined) {
+      this.lastSequence = tail.lastSequence;
+      this.state = tail.state;
+      this.seenJournal = tail.exists;
+    }
+  }
 
   get sessionId(): string {
     return this.options.sessionId;
@@ -291,6 +308,7 @@ export class JournalWriter {
   }
 
   private durabilityFor(type: JournalEventType): LogDurability {
+    if (this.options.durability !== undefined) return this.options.durability;
     switch (this.options.policy) {
       case 'each':
         return 'each';

@@ -62,10 +62,26 @@ export class LoadRecovery {
         );
         if (retried.changed) changed = true;
         // A marker removed because its journal completed is the only shrink recovery makes.
+        //
+        // C3, F1: a repair of a pending turn alone is written without a flush of its own.
+        // It need not be durable, because it is re-derivable from what is: its inputs (the
+        // stored session with its pending turn, and the journal) were there before this
+        // load and are left as they were, so if a power loss takes the repair, the next
+        // load makes it again from them: the same turn, the same output (as much of it as
+        // the journal made durable, E2), the same marker but for its id and time. (The crash
+        // record is not flushed either, see `appendCrashRecord`; should it survive the
+        // repair, the next repair is the one a crash between the two has always led to:
+        // a sealed journal, so a pending-retry marker starts at one attempt.) And whatever
+        // builds on the repair durably makes it durable first: a durable save of the
+        // session, here or in another process, flushes the session's files, which hold the
+        // repair's bytes (fs: the delta file's fdatasync, the base's fsync when this process
+        // has not made it durable), and `flushAll()`/`close()` re-persist it with fsync (C1).
+        // A marker's update (F2) is flushed as before: the attempts it counts are loads
+        // that happened, which no later load can re-derive.
         if (changed) {
           try {
             await liveSessions.write(current, {
-              fsync: true,
+              fsync: retried.changed,
               touchUpdatedAt: false,
               allowShrink: retried.removedMarker,
             });

@@ -2,9 +2,9 @@ import type { StorageAdapter } from './adapter.js';
 import { readWholeJournal } from './journal-read.js';
 import { createMarker } from './markers.js';
 import { addPendingUserMessage } from './pending-user-message.js';
-import type { JournalReadResult } from './run-types.js';
+import type { JournalReadResult, RunTerminalState } from './run-types.js';
 import type { JournalRecord, Message, Session } from './schemas.js';
-import { isFinalState, terminalStateOf } from './terminal-state.js';
+import { isFinalState, nextTerminalState, terminalStateOf } from './terminal-state.js';
 import { foldJournal } from './transcript.js';
 import {
   endsForTheUser,
@@ -23,10 +23,24 @@ export interface RecoverySettings {
 export interface RecoveryContext extends RecoverySettings {
   adapter: StorageAdapter;
   now: number;
-  /** F3: appends the interrupted-by-crash record to a dead run's journal. */
-  appendCrashRecord(sessionId: string, runId: string): Promise<void>;
+  /**
+   * F3: appends the interrupted-by-crash record to a dead run's journal, after `tail` (what
+   * the repair's read just found), without a flush of its own. Its durability is not needed:
+   * losing it (a power loss before the page cache reaches the disk) leaves the journal as
+   * if the append had failed, which recovery already tolerates. The turn's marker keeps
+   * watching an unsealed journal (F2), and a later repair of the same turn, if the repair
+   * itself was lost too, appends it again.
+   */
+  appendCrashRecord(sessionId: string, runId: string, tail: CrashRecordTail): Promise<void>;
   /** Reports a problem recovery worked around (a `warning` event). */
   warn(sessionId: string, message: string): void;
+}
+
+/** What a repair's read of a journal found: its writer starts from there. */
+export interface CrashRecordTail {
+  readonly lastSequence: number;
+  readonly state: RunTerminalState | null;
+  readonly exists: boolean;
 }
 
 export type PendingRepairOutcome = 'alive' | 'completed' | 'recovered' | 'pending-retry' | 'final';
@@ -92,7 +106,7 @@ export async function repairPendingTurn(
   }
   session.pending = null;
   if (journal?.exists === true && terminalStateOf(records) === null) {
-    await context.appendCrashRecord(session.id, runId).catch(() => undefined);
+    await context.appendCrashRecord(session.id, runId, journal.tail).catch(() => undefined);
   }
   return outcome;
 }
@@ -224,7 +238,7 @@ async function readForRecovery(
   context: RecoveryContext,
   session: Session,
   runId: string,
-): Promise<(JournalReadResult & { damaged: boolean }) | null> {
+): Promise<(JournalReadResult & { damaged: boolean; tail: CrashRecordTail }) | null> {
   const sessionId = session.id;
   try {
     const journal = await readWholeJournal(context.adapter, sessionId, runId);
@@ -242,7 +256,12 @@ async function readForRecovery(
         `the journal of run "${runId}" is damaged (${problems.join('; ')}); what is intact is kept, under the generic interrupted marker`,
       );
     }
-    return { ...journal, records, damaged: problems.length > 0 };
+    // The tail a journal writer would learn by reading it (every intact record, foreign
+    // ones included), so the crash record's writer need not read the journal again.
+    let state: RunTerminalState | null = null;
+    for (const record of journal.records) state = nextTerminalState(state, record.type);
+    const tail = { lastSequence: journal.lastSequence, state, exists: journal.exists };
+    return { ...journal, records, damaged: problems.length > 0, tail };
   } catch (error) {
     context.warn(
       sessionId,

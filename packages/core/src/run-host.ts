@@ -1,4 +1,4 @@
-import { JournalWriter } from './journal-writer.js';
+import { JournalWriter, type JournalWriterOptions } from './journal-writer.js';
 import type { LockRegistry } from './lock-registry.js';
 import type { ResolvedOptions } from './options.js';
 import type { Run } from './run.js';
@@ -29,8 +29,10 @@ export function createJournalWriter(
   host: RunHost,
   sessionId: string,
   runId: string,
+  extra: Pick<JournalWriterOptions, 'knownTail' | 'durability'> = {},
 ): JournalWriter {
   return new JournalWriter({
+    ...extra,
     adapter: host.options.adapter,
     clock: host.options.clock,
     sessionId,

@@ -367,8 +367,13 @@ export class StoreRuns implements RunHost {
       giveUpMs: this.options.giveUpMs,
       warn: (sessionId, message) =>
         this.emit({ type: 'warning', sessionId, field: 'journal', message }),
-      appendCrashRecord: async (sessionId, runId) => {
-        await createJournalWriter(this, sessionId, runId).append({
+      // F3: unflushed, from the tail the repair read (why: RecoveryContext.appendCrashRecord).
+      appendCrashRecord: async (sessionId, runId, tail) => {
+        const writer = createJournalWriter(this, sessionId, runId, {
+          knownTail: tail,
+          durability: 'none',
+        });
+        await writer.append({
           type: 'interrupted',
           data: { reason: 'crash' },
         });

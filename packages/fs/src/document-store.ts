@@ -18,6 +18,9 @@ import type { SegmentPaths } from './layout.js';
 import { statOptional, statOptionalNow } from './optional-file.js';
 import type { CachedInspection } from './segment-inspection.js';
 
+/** How many reads' knowledge DocumentStore keeps for a write that follows (a few KiB). */
+const REMEMBERED_READS = 64;
+
 /**
  * Documents of every collection (core's `COLLECTIONS`): one directory per
  * document holding its base, its deltas and its lock file (see segmented-file.ts). A
@@ -27,14 +30,36 @@ import type { CachedInspection } from './segment-inspection.js';
  */
 export class DocumentStore {
   private readonly context: AdapterContext;
+  /**
+   * What the latest reads learned of their documents' files, by lock path, for the write
+   * that often follows a read (a load that repairs the session, F1): the oldest go first.
+   */
+  private readonly reads = new Map<string, CachedInspection>();
 
   constructor(context: AdapterContext) {
     this.context = context;
   }
 
+  private rememberRead(lockPath: string, knowledge: CachedInspection | null): void {
+    this.reads.delete(lockPath);
+    if (knowledge === null) return;
+    this.reads.set(lockPath, knowledge);
+    if (this.reads.size > REMEMBERED_READS) {
+      this.reads.delete(this.reads.keys().next().value as string);
+    }
+  }
+
+  private takeRead(lockPath: string): CachedInspection | null {
+    const knowledge = this.reads.get(lockPath) ?? null;
+    this.reads.delete(lockPath);
+    return knowledge;
+  }
+
   async get(collection: Collection, id: string): Promise<StoredDocument | null> {
     assertDocumentId(collection, id);
-    const snapshot = await this.context.segments.read(this.context.layout.document(collection, id));
+    const paths = this.context.layout.document(collection, id);
+    const { snapshot, knowledge } = await this.context.segments.readKnowing(paths);
+    this.rememberRead(paths.lock, knowledge);
     const base = snapshot.base;
     if (base.status === 'missing') return null;
     // A2: bytes that fail their checksum go to core as they are; they do not parse, and core
@@ -92,7 +117,11 @@ export class DocumentStore {
       paths.lock,
       () => makeDirectory(fileSystem, paths.directory),
       async (held): Promise<PutResult> => {
-        const cached = await segments.inspectCached(paths, held.cache as CachedInspection | null);
+        // A lease's knowledge, else a recent read's (segments.readKnowing): checked with two
+        // stats either way, and read afresh when the files changed since.
+        const read = this.takeRead(paths.lock);
+        const known = (held.cache as CachedInspection | null) ?? read;
+        const cached = await segments.inspectCached(paths, known);
         held.cache = cached;
         const inspection = cached.inspection;
         if (inspection.revision !== options.expectedRevision) {

@@ -88,7 +88,11 @@ export async function inspectSegmentCached(
     const file = cached.inspection.deltaFile;
     const deltasMatch =
       file === null ? deltas === null : deltas !== null && deltas.size === file.validLength;
-    if (deltasMatch && !file?.torn && identityOf(base) === cached.baseIdentity) {
+    // A delta file re-created at the same length is another file (a read's knowledge
+    // names the inode it read; a lease's, the last one it checked or null).
+    const sameDeltas =
+      cached.deltasInode === null || deltas === null || deltas.ino === cached.deltasInode;
+    if (deltasMatch && sameDeltas && !file?.torn && identityOf(base) === cached.baseIdentity) {
       return { ...cached, deltasInode: deltas?.ino ?? null };
     }
   }

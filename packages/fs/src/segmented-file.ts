@@ -1,9 +1,15 @@
 import { writeFileAtomic } from './atomic-write.js';
 import type { Durability } from './durability.js';
 import { toBackendError } from './errors.js';
-import { type FileHandle, type FileSystem, writeAll, writeAllNow } from './file-system.js';
+import {
+  type FileHandle,
+  type FileStats,
+  type FileSystem,
+  writeAll,
+  writeAllNow,
+} from './file-system.js';
 import type { SegmentPaths } from './layout.js';
-import { readOptional, statOptional, unlinkOptional } from './optional-file.js';
+import { readOptional, statOptional, statOptionalNow, unlinkOptional } from './optional-file.js';
 import type { Delta } from './records.js';
 import { type BaseRead, encodeBase, readBase } from './segment-base.js';
 import { type DeltaWrite, deltasOf, encodeDeltaFrames } from './segment-deltas.js';
@@ -65,6 +71,58 @@ export class SegmentedFiles {
     const base = await this.readBase(paths.base);
     if (base.status !== 'ok' || deltaBytes === null) return { base, deltas: [] };
     return { base, deltas: deltasOf(deltaBytes, base.header.nonce, base.header.revision).deltas };
+  }
+
+  /**
+   * `read`, plus what a writer would learn by inspecting the files under the lock, when the
+   * read can vouch for it: on a local disk, each file stat'ed before and after it was read
+   * and found the same (inode, size, mtime) both times, so the bytes parsed are those of the
+   * file the identity names. A writer that takes the lock next checks that identity with two
+   * `stat`s (as a leased lock does, `inspectCached`) instead of reading the header and the
+   * deltas again: every write of the document by anyone changes it (a full write renames a
+   * new base in, a delta grows the delta file, a torn tail cut shrinks it, a new delta file
+   * is a new inode), so a match means nothing was written since the read. Null otherwise.
+   */
+  async readKnowing(
+    paths: SegmentPaths,
+  ): Promise<{ snapshot: SegmentSnapshot; knowledge: CachedInspection | null }> {
+    if (!this.localDisk || this.fileSystem.statSync === undefined) {
+      return { snapshot: await this.read(paths), knowledge: null };
+    }
+    const deltasBefore = statOptionalNow(this.fileSystem, paths.deltas) as FileStats | null;
+    const deltaBytes = await readOptional(this.fileSystem, paths.deltas);
+    const deltasAfter = statOptionalNow(this.fileSystem, paths.deltas) as FileStats | null;
+    const baseBefore = statOptionalNow(this.fileSystem, paths.base) as FileStats | null;
+    const base = await this.readBase(paths.base);
+    const baseAfter = statOptionalNow(this.fileSystem, paths.base) as FileStats | null;
+    if (base.status !== 'ok') return { snapshot: { base, deltas: [] }, knowledge: null };
+    const header = base.header;
+    const found = deltaBytes === null ? null : deltasOf(deltaBytes, header.nonce, header.revision);
+    const snapshot = { base, deltas: found?.deltas ?? [] };
+    const deltasSteady =
+      identityOf(deltasBefore) === identityOf(deltasAfter) &&
+      (deltasAfter === null
+        ? deltaBytes === null
+        : deltaBytes !== null && deltaBytes.length === deltasAfter.size);
+    const baseSteady = baseAfter !== null && identityOf(baseBefore) === identityOf(baseAfter);
+    if (!deltasSteady || !baseSteady) return { snapshot, knowledge: null };
+    const last = found?.deltas.at(-1);
+    const inspection: Inspection = {
+      base: { revision: header.revision, nonce: header.nonce, header },
+      corrupt: null,
+      revision: last ? last.revision : header.revision,
+      deltaCount: found?.deltas.length ?? 0,
+      deltaFile:
+        found === null
+          ? null
+          : { validLength: found.validLength, torn: found.torn, fresh: found.fresh },
+    };
+    const knowledge = {
+      inspection,
+      baseIdentity: identityOf(baseAfter),
+      deltasInode: deltasAfter?.ino ?? null,
+    };
+    return { snapshot, knowledge };
   }
 
   /** Under the lock: the base header (not its text) and the delta file. */
