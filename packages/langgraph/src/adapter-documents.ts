@@ -8,9 +8,11 @@ export type SaverCollection = Extract<Collection, 'checkpoints' | 'checkpoint-wr
 
 const PAGE = 1000;
 /** How often `replace` re-reads and retries when other writers keep replacing a document. */
-const REPLACE_ATTEMPTS = 16;
+export const REPLACE_ATTEMPTS = 16;
 /** Reads in flight at once when a listing or a tuple needs many documents. */
 export const READ_CONCURRENCY = 16;
+/** How many checkpoint ids `exists` remembers as stored before it starts over. */
+const KNOWN_PRESENT_LIMIT = 4096;
 
 /**
  * The adapter primitives the saver uses, and nothing backend-specific: conditional writes
@@ -20,6 +22,13 @@ export const READ_CONCURRENCY = 16;
 export class AdapterDocuments {
   readonly adapter: StorageAdapter;
   private readonly durable: boolean;
+  /**
+   * Checkpoints this instance read, wrote or found stored since, so `exists` asks the backend
+   * once per checkpoint a `put` points at, not once per `put`. A checkpoint read as missing or
+   * quarantined here leaves the set; one quarantined by another process may stay in it (a read
+   * of a checkpoint pointing at it then fails typed, see saver.ts).
+   */
+  private readonly knownPresent = new Set<string>();
 
   constructor(adapter: StorageAdapter, durable: boolean) {
     this.adapter = adapter;
@@ -28,19 +37,41 @@ export class AdapterDocuments {
 
   /** The parsed document, null when absent. A damaged one is quarantined, then thrown. */
   async read<T>(collection: SaverCollection, id: string, schema: z.ZodType<T>): Promise<T | null> {
+    return (await this.readRevisioned(collection, id, schema))?.document ?? null;
+  }
+
+  /** `read`, with the revision a conditional write over the document must name. */
+  async readRevisioned<T>(
+    collection: SaverCollection,
+    id: string,
+    schema: z.ZodType<T>,
+  ): Promise<{ document: T; revision: number } | null> {
     const stored = await this.adapter.getDocument(collection, id);
-    if (stored === null) return null;
+    if (stored === null) {
+      this.forget(collection, id);
+      return null;
+    }
     // The saver writes every document in full: a delta would be someone else's bytes.
     const parsed =
       stored.deltas.length > 0
         ? { ok: false as const, reason: 'holds deltas, which the saver never writes' }
         : parseDocument(schema, stored.base);
     if (!parsed.ok) return this.quarantine(collection, id, parsed.reason);
-    return parsed.document;
+    this.remember(collection, id);
+    return { document: parsed.document, revision: stored.revision };
+  }
+
+  /** Whether a checkpoint is stored: remembered, or asked once (a stat, EXISTS, HEAD). */
+  async exists(collection: SaverCollection, id: string): Promise<boolean> {
+    if (collection === 'checkpoints' && this.knownPresent.has(id)) return true;
+    const found = await this.adapter.hasDocument(collection, id);
+    if (found) this.remember(collection, id);
+    return found;
   }
 
   /** A2: moves the document aside (never deletes it) and throws the typed error. */
   async quarantine(collection: SaverCollection, id: string, reason: string): Promise<never> {
+    this.forget(collection, id);
     const location = await this.adapter.quarantineDocument(collection, id, reason);
     throw new CorruptCheckpointError(collection, id, location, reason);
   }
@@ -56,6 +87,24 @@ export class AdapterDocuments {
       { kind: 'full', revision: 1, text },
       { expectedRevision: null, durable: this.durable },
     );
+    if (result.ok) this.remember(collection, id);
+    return result.ok;
+  }
+
+  /** Writes the document if it is still at `expectedRevision` (null: absent). */
+  async replaceAt(
+    collection: SaverCollection,
+    id: string,
+    text: string,
+    expectedRevision: number | null,
+  ): Promise<boolean> {
+    const result = await this.adapter.putDocument(
+      collection,
+      id,
+      { kind: 'full', revision: (expectedRevision ?? 0) + 1, text },
+      { expectedRevision, durable: this.durable },
+    );
+    if (result.ok) this.remember(collection, id);
     return result.ok;
   }
 
@@ -73,14 +122,28 @@ export class AdapterDocuments {
         { kind: 'full', revision: (expected ?? 0) + 1, text },
         { expectedRevision: expected, durable: this.durable },
       );
-      if (result.ok) return;
+      if (result.ok) {
+        this.remember(collection, id);
+        return;
+      }
       expected = result.currentRevision;
     }
     throw new CheckpointConflictError(`${collection}/${id}`, REPLACE_ATTEMPTS);
   }
 
   async delete(collection: SaverCollection, id: string): Promise<void> {
+    this.forget(collection, id);
     await this.adapter.deleteDocument(collection, id, { durable: this.durable });
+  }
+
+  private remember(collection: SaverCollection, id: string): void {
+    if (collection !== 'checkpoints') return;
+    if (this.knownPresent.size >= KNOWN_PRESENT_LIMIT) this.knownPresent.clear();
+    this.knownPresent.add(id);
+  }
+
+  private forget(collection: SaverCollection, id: string): void {
+    if (collection === 'checkpoints') this.knownPresent.delete(id);
   }
 
   /** Every id under `prefix` (the whole collection without one), page by page. */

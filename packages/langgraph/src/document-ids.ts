@@ -77,6 +77,11 @@ export class DocumentIds {
     return `${this.namespacePrefix}${encodeSegment(checkpointId)}.`;
   }
 
+  /** `checkpoint-writes`: prefix of every pending-writes document of one task. */
+  taskWritesPrefix(checkpointId: string, taskId: string): string {
+    return `${this.writesPrefix(checkpointId)}${encodeSegment(taskId)}.`;
+  }
+
   /** `checkpoint-writes`: one pending write (five segments). */
   write(checkpointId: string, taskId: string, index: number): string {
     if (!Number.isSafeInteger(index) || Math.abs(index) >= 1e9) {

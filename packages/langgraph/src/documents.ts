@@ -55,8 +55,18 @@ export const writeDocumentSchema = z.strictObject({
   checkpoint_id: z.string(),
   task_id: z.string(),
   task_path: z.string(),
+  /**
+   * `order`: when the write was stored, relative to the task's other writes (absent: 0, a
+   * document written before orders existed). A special write (negative index) with a higher
+   * order replaces one with a lower; a regular write with the lowest order stays.
+   */
   writes: z.array(
-    z.strictObject({ idx: z.number().int(), channel: z.string(), value: serialized }),
+    z.strictObject({
+      idx: z.number().int(),
+      channel: z.string(),
+      value: serialized,
+      order: z.number().int().nonnegative().optional(),
+    }),
   ),
 });
 export type WriteDocument = z.infer<typeof writeDocumentSchema>;

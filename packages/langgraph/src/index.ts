@@ -1,2 +1,7 @@
-export { CheckpointConflictError, CorruptCheckpointError } from './errors.js';
+export {
+  CheckpointConflictError,
+  CorruptCheckpointError,
+  MissingChannelSourceError,
+  type MissingChannelSourceProblem,
+} from './errors.js';
 export { KeepsakeSaver, type KeepsakeSaverOptions } from './saver.js';

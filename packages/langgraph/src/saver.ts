@@ -19,7 +19,12 @@ import {
   WRITES_IDX_MAP,
   writesSortKey,
 } from '@langchain/langgraph-checkpoint';
-import { AdapterDocuments, mapConcurrently, READ_CONCURRENCY } from './adapter-documents.js';
+import {
+  AdapterDocuments,
+  mapConcurrently,
+  READ_CONCURRENCY,
+  REPLACE_ATTEMPTS,
+} from './adapter-documents.js';
 import { CheckpointListing } from './checkpoint-listing.js';
 import { DocumentIds } from './document-ids.js';
 import {
@@ -32,6 +37,11 @@ import {
   type WriteDocument,
   writeDocumentSchema,
 } from './documents.js';
+import {
+  CheckpointConflictError,
+  MissingChannelSourceError,
+  type MissingChannelSourceProblem,
+} from './errors.js';
 import { metadataMatches } from './metadata-filter.js';
 
 export interface KeepsakeSaverOptions {
@@ -62,6 +72,28 @@ interface StoredWrite {
   readonly idx: number;
   readonly channel: string;
   readonly value: SerializedValue;
+}
+
+/** One write as a pending-writes document stores it. */
+type StoredEntry = WriteDocument['writes'][number];
+
+/**
+ * The writes of one document after a putWrites call merged into it, as MemorySaver keeps
+ * them per (task, index): a special write (negative index) replaces the stored one (and a
+ * later one in the call an earlier one); a regular write already stored stays.
+ */
+function mergeWrites(
+  kept: readonly StoredEntry[],
+  incoming: ReadonlyArray<Omit<StoredEntry, 'order'>>,
+  order: number,
+): StoredEntry[] {
+  const merged = [...kept];
+  for (const write of incoming) {
+    const at = merged.findIndex((stored) => stored.idx === write.idx);
+    if (at === -1) merged.push({ ...write, order });
+    else if (write.idx < 0) merged[at] = { ...write, order };
+  }
+  return merged;
 }
 
 /** The document a serialized value came from, quarantined when the value is damaged. */
@@ -101,6 +133,7 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
   private readonly documents: AdapterDocuments;
   private readonly listing: CheckpointListing;
   private opening: Promise<void> | null;
+  private lastOrder = 0;
 
   constructor(options: KeepsakeSaverOptions) {
     super(options.serde);
@@ -215,7 +248,13 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         };
       }),
     );
-    const sources = await this.sourcesOf(ids, parentId, prepared.channel_versions, values);
+    const sources = await this.sourcesOf(
+      { ...placement, checkpointId: checkpoint.id },
+      parentId,
+      prepared.channel_versions,
+      values,
+      channelValues,
+    );
     const [serializedCheckpoint, serializedMetadata] = await Promise.all([
       this.serialize(prepared),
       this.serialize(metadata),
@@ -275,23 +314,72 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         value: await this.serialize(value),
       })),
     );
-    const document: WriteDocument = {
-      keepsake: 'langgraph-writes',
-      v: FORMAT_VERSION,
-      thread_id: placement.threadId,
-      checkpoint_ns: placement.namespace,
-      checkpoint_id: checkpointId,
-      task_id: taskId,
-      task_path: taskPath,
-      writes: indexed,
-    };
+    const documentOf = (writes: StoredEntry[]): string =>
+      JSON.stringify({
+        keepsake: 'langgraph-writes',
+        v: FORMAT_VERSION,
+        thread_id: placement.threadId,
+        checkpoint_ns: placement.namespace,
+        checkpoint_id: checkpointId,
+        task_id: taskId,
+        task_path: taskPath,
+        writes,
+      } satisfies WriteDocument);
     // One document per call, named by its first index: all of a task's writes or none (B1).
     const id = ids.write(checkpointId, taskId, indexed[0]!.idx);
     const special = indexed.some((write) => write.idx < 0);
-    // A special write replaces the one before (a new error, a new interrupt); regular writes
-    // keep what was stored first (a retried task writes the same again).
-    if (special) await this.documents.replace('checkpoint-writes', id, JSON.stringify(document));
-    else await this.documents.create('checkpoint-writes', id, JSON.stringify(document));
+    // The common call: regular writes under a new id, one write. A retried task meets its
+    // first document stored and merges into it below (first write wins for each index).
+    if (!special) {
+      const order = this.nextOrder(0);
+      const created = await this.documents.create(
+        'checkpoint-writes',
+        id,
+        documentOf(indexed.map((write) => ({ ...write, order }))),
+      );
+      if (created) return;
+    }
+    const belongs = (document: WriteDocument) =>
+      document.thread_id === placement.threadId &&
+      document.checkpoint_ns === placement.namespace &&
+      document.checkpoint_id === checkpointId &&
+      document.task_id === taskId;
+    for (let attempt = 0; attempt < REPLACE_ATTEMPTS; attempt++) {
+      // A special write (an error, an interrupt, a resume) replaces the one stored before, as
+      // MemorySaver does, in whichever of the task's documents that one is: its order is above
+      // every order the task's documents hold (read, not the clock, so a write made after
+      // another instance's write is ordered after it whatever the two clocks say).
+      let highest = 0;
+      if (special) {
+        const others = (
+          await this.documents.list('checkpoint-writes', ids.taskWritesPrefix(checkpointId, taskId))
+        ).filter((other) => other !== id);
+        const documents = await mapConcurrently(others, READ_CONCURRENCY, (other) =>
+          this.documents.read('checkpoint-writes', other, writeDocumentSchema),
+        );
+        for (const document of documents) {
+          if (document === null || !belongs(document)) continue;
+          for (const write of document.writes) highest = Math.max(highest, write.order ?? 0);
+        }
+      }
+      const existing = await this.documents.readRevisioned(
+        'checkpoint-writes',
+        id,
+        writeDocumentSchema,
+      );
+      const kept = existing !== null && belongs(existing.document) ? existing.document.writes : [];
+      for (const write of kept) highest = Math.max(highest, write.order ?? 0);
+      const merged = mergeWrites(kept, indexed, this.nextOrder(highest + 1));
+      // Conditional on the revision read: a writer in between makes this merge again (B4).
+      const written = await this.documents.replaceAt(
+        'checkpoint-writes',
+        id,
+        documentOf(merged),
+        existing?.revision ?? null,
+      );
+      if (written) return;
+    }
+    throw new CheckpointConflictError(`checkpoint-writes/${id}`, REPLACE_ATTEMPTS);
   }
 
   /**
@@ -369,30 +457,76 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
    * Where each channel the new checkpoint did not write has its value at its version: the
    * parent, when the parent wrote that version, or the checkpoint the parent points at.
    * A channel whose version no stored checkpoint wrote (LangGraph's own bookkeeping before a
-   * first write, a parent that was deleted) has no value, as in every LangGraph saver.
+   * first write, a put without a parent) has no value, as in every LangGraph saver.
+   *
+   * A pointer is never copied to a checkpoint that is gone (A2: quarantined or deleted), nor
+   * made to a parent that is gone: when LangGraph passed the channel's value, it is written
+   * into this checkpoint instead (into `values`); otherwise the put fails with
+   * `MissingChannelSourceError`, and nothing is written. Whether a pointed-at checkpoint is
+   * stored is asked once per checkpoint and instance (`exists`), so a put stays one read of
+   * its parent and one write in the steady state.
    */
   private async sourcesOf(
-    ids: DocumentIds,
+    target: Placement & { readonly checkpointId: string },
     parentId: string | undefined,
     versions: ChannelVersions,
     values: CheckpointDocument['values'],
+    known: Record<string, unknown>,
   ): Promise<CheckpointDocument['sources']> {
     const sources: CheckpointDocument['sources'] = {};
     const unchanged = Object.entries(versions ?? {}).filter(([channel]) => !(channel in values));
     if (unchanged.length === 0 || parentId === undefined) return sources;
+    const ids = new DocumentIds(target.threadId, target.namespace);
     const parent = await this.documents.read(
       'checkpoints',
       ids.checkpoint(parentId),
       checkpointDocumentSchema,
     );
-    if (parent === null) return sources;
-    for (const [channel, version] of unchanged) {
-      if (parent.values[channel]?.version === version) {
-        sources[channel] = { version, checkpoint_id: parentId };
-      } else if (parent.sources[channel]?.version === version) {
-        sources[channel] = parent.sources[channel];
+    const parentHere = parent !== null && sameCheckpoint(parent, target, parentId);
+    // Each pointed-at checkpoint is checked once, however many channels it holds.
+    const pointedAt = new Map<string, Promise<boolean>>();
+    const stored = (checkpointId: string) => {
+      let found = pointedAt.get(checkpointId);
+      if (found === undefined) {
+        found = this.documents.exists('checkpoints', ids.checkpoint(checkpointId));
+        pointedAt.set(checkpointId, found);
       }
-    }
+      return found;
+    };
+    await Promise.all(
+      unchanged.map(async ([channel, version]) => {
+        let source: { version: number | string; checkpoint_id: string } | undefined;
+        let gone: { checkpointId: string; problem: MissingChannelSourceProblem } | undefined;
+        if (!parentHere) {
+          // The parent itself is gone (or was never stored): what it held is unknown.
+          if (parent === null) gone = { checkpointId: parentId, problem: 'missing' };
+          else gone = { checkpointId: parentId, problem: 'other-thread' };
+        } else if (parent.values[channel]?.version === version) {
+          source = { version, checkpoint_id: parentId };
+        } else if (parent.sources[channel]?.version === version) {
+          source = parent.sources[channel];
+          if (!(await stored(source.checkpoint_id))) {
+            gone = { checkpointId: source.checkpoint_id, problem: 'missing' };
+            source = undefined;
+          }
+        }
+        if (source !== undefined) {
+          sources[channel] = source;
+        } else if (channel in known) {
+          values[channel] = { version, value: await this.serialize(known[channel]) };
+        } else if (gone !== undefined) {
+          throw new MissingChannelSourceError({
+            threadId: target.threadId,
+            checkpointNamespace: target.namespace,
+            checkpointId: target.checkpointId,
+            channel,
+            version,
+            sourceCheckpointId: gone.checkpointId,
+            problem: gone.problem,
+          });
+        }
+      }),
+    );
     return sources;
   }
 
@@ -416,25 +550,44 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
       wanted.push([channel, version]);
       elsewhere.set(source.checkpoint_id, wanted);
     }
-    // Each checkpoint holding values is read once, however many channels it holds.
+    // Each checkpoint holding values is read once, however many channels it holds. One that
+    // is gone, or holds no longer what the pointer says, fails the read: answering without the
+    // channel would let LangGraph resume with it reset (A2: never an empty value for a lost one).
     await mapConcurrently([...elsewhere], READ_CONCURRENCY, async ([checkpointId, wanted]) => {
       const holder = await this.documents.read(
         'checkpoints',
         ids.checkpoint(checkpointId),
         checkpointDocumentSchema,
       );
+      const missing = (
+        problem: MissingChannelSourceProblem,
+        channel: string,
+        version: number | string,
+      ) =>
+        new MissingChannelSourceError({
+          threadId: document.thread_id,
+          checkpointNamespace: document.checkpoint_ns,
+          checkpointId: document.checkpoint_id,
+          channel,
+          version,
+          sourceCheckpointId: checkpointId,
+          problem,
+        });
+      const [firstChannel, firstVersion] = wanted[0]!;
+      if (holder === null) throw missing('missing', firstChannel, firstVersion);
       if (
-        holder === null ||
         holder.thread_id !== document.thread_id ||
-        holder.checkpoint_ns !== document.checkpoint_ns
+        holder.checkpoint_ns !== document.checkpoint_ns ||
+        holder.checkpoint_id !== checkpointId
       ) {
-        return;
+        throw missing('other-thread', firstChannel, firstVersion);
       }
       for (const [channel, version] of wanted) {
         const held = holder.values[channel];
-        if (held !== undefined && held.version === version && held.value !== null) {
-          found.push([channel, held.value, checkpointHolder(holder)]);
+        if (held === undefined || held.version !== version) {
+          throw missing('version', channel, version);
         }
+        if (held.value !== null) found.push([channel, held.value, checkpointHolder(holder)]);
       }
     });
     const entries = await Promise.all(
@@ -459,8 +612,9 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     const documents = await mapConcurrently(writeIds, READ_CONCURRENCY, (id) =>
       this.documents.read('checkpoint-writes', id, writeDocumentSchema),
     );
-    // One (task, index) once: a special write replaced in one document is not read twice.
-    const unique = new Map<string, StoredWrite>();
+    // One write per (task, index), as MemorySaver keeps: of a special write (negative index)
+    // the one stored last (highest order), of a regular one the one stored first (lowest).
+    const unique = new Map<string, { write: StoredWrite; order: number }>();
     for (const [position, document] of documents.entries()) {
       const documentId = writeIds[position]!;
       if (
@@ -471,24 +625,30 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
       ) {
         continue;
       }
-      for (const write of document.writes) {
+      for (const { order = 0, ...write } of document.writes) {
         const key = JSON.stringify([document.task_id, write.idx]);
-        if (!unique.has(key)) {
+        const best = unique.get(key);
+        if (best === undefined || (write.idx < 0 ? order > best.order : order < best.order)) {
           unique.set(key, {
-            documentId,
-            taskId: document.task_id,
-            taskPath: document.task_path,
-            ...write,
+            write: {
+              documentId,
+              taskId: document.task_id,
+              taskPath: document.task_path,
+              ...write,
+            },
+            order,
           });
         }
       }
     }
-    return [...unique.values()].sort((left, right) =>
-      compareWritesSortKeys(
-        writesSortKey(left.taskPath, left.taskId, left.idx),
-        writesSortKey(right.taskPath, right.taskId, right.idx),
-      ),
-    );
+    return [...unique.values()]
+      .map(({ write }) => write)
+      .sort((left, right) =>
+        compareWritesSortKeys(
+          writesSortKey(left.taskPath, left.taskId, left.idx),
+          writesSortKey(right.taskPath, right.taskId, right.idx),
+        ),
+      );
   }
 
   private async pendingWrites(
@@ -538,6 +698,17 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
       Object.keys(checkpoint.channel_versions).length > 0
         ? maxChannelVersion(...Object.values(checkpoint.channel_versions))
         : this.getNextVersion(undefined);
+  }
+
+  /**
+   * A write order above `atLeast` and above every order this instance gave: the clock in
+   * units of 1/1024 ms (orders stay safe integers for millennia), so writes of one task from
+   * one process are ordered, and orders from different processes roughly by time.
+   */
+  private nextOrder(atLeast: number): number {
+    const order = Math.max(Date.now() * 1024, this.lastOrder + 1, atLeast);
+    this.lastOrder = order;
+    return order;
   }
 
   private async serialize(value: unknown): Promise<SerializedValue> {
