@@ -2,6 +2,7 @@ import {
   AlreadyExistsError,
   InvalidInputError,
   type Message,
+  type MessageInput,
   NotFoundError,
   type Session,
   type SessionStore,
@@ -51,7 +52,13 @@ export interface SaveChatOptions {
  * already and unchanged are kept as they are (an append writes only the new ones); a
  * message with a known id and new parts replaces the stored one. Dropping a stored message
  * is refused with `ShrinkRefusedError` unless `allowShrink` is set, so a stale client copy
- * never erases newer messages. An answer being streamed is saved by its run, not here.
+ * never erases newer messages.
+ *
+ * An answer being streamed is saved by its run (E5), not here: while the chat has a pending
+ * turn, its question and every assistant message the chat does not have yet (the answer as
+ * the page or `toUIMessageStream`'s `onFinish` holds it, partial or finished, with or
+ * without its id) are left out, and the rest is saved. So `saveChat` from an `onFinish`
+ * neither stores the answer twice nor breaks the run.
  */
 export async function saveChat(
   store: SessionStore,
@@ -63,19 +70,10 @@ export async function saveChat(
   if (!Array.isArray(messages)) {
     throw new InvalidInputError('saveChat() takes an array of UI messages', { path: 'messages' });
   }
-  const inputs = messages.map((message, index) => storedMessageOf(message, `messages[${index}]`));
-  const uiIds = new Set<string>();
-  messages.forEach((message, index) => {
-    if (uiIds.has(message.id)) {
-      throw new InvalidInputError(`messages[${index}].id "${message.id}" is given twice`, {
-        path: `messages[${index}].id`,
-      });
-    }
-    uiIds.add(message.id);
-  });
   const fsync = options.fsync ?? true;
   const existing = await loadSession(store, chatId, true);
   if (existing === null) {
+    const inputs = storedInputsOf(messages, messages.keys());
     try {
       await store.create({ id: sessionId, title: titleOf(messages), messages: inputs }, { fsync });
       return;
@@ -88,13 +86,22 @@ export async function saveChat(
   const entries = new Map(
     (await chatEntriesOf(store, session)).map((entry) => [entry.message.id, entry]),
   );
-  const pendingUserId = (session.pending?.userMessage as { aiSdk?: { id?: unknown } } | undefined)
-    ?.aiSdk?.id;
+  // E5: the pending turn's question enters the transcript when its run ends, and its answer
+  // is written by the run: neither is saved here.
+  const pendingUserId = session.pending === null ? null : pendingUserIdOf(session);
+  const isTheRuns = (message: unknown): boolean =>
+    isObject(message) &&
+    typeof message.id === 'string' &&
+    (message.id === pendingUserId || (message.role === 'assistant' && !entries.has(message.id)));
+  const savedIndexes = [...messages.keys()].filter(
+    (index) => session.pending === null || !isTheRuns(messages[index]),
+  );
+  const inputs = storedInputsOf(messages, savedIndexes);
+  const saved = savedIndexes.map((index) => messages[index] as UIMessage);
+  const uiIds = new Set(saved.map((message) => message.id));
   const next: Message[] = [];
   const kept = new Set<Message>();
-  messages.forEach((message, index) => {
-    // The pending turn's question enters the transcript when its run ends.
-    if (message.id === pendingUserId) return;
+  saved.forEach((message, index) => {
     const entry = entries.get(message.id);
     if (entry !== undefined && jsonEqual(entry.message, message)) {
       for (const stored of entry.stored) {
@@ -119,6 +126,33 @@ export async function saveChat(
       allowShrink: options.allowShrink === true || dropped.length === 0,
     },
   );
+}
+
+/**
+ * The Keepsake inputs of the messages at `indexes` (in order), checked before anything is
+ * written: each a UI message, no id twice. Paths name the position in `messages`.
+ */
+function storedInputsOf(messages: readonly UIMessage[], indexes: Iterable<number>): MessageInput[] {
+  const uiIds = new Set<string>();
+  return [...indexes].map((index) => {
+    const message = messages[index] as UIMessage;
+    const input = storedMessageOf(message, `messages[${index}]`);
+    if (uiIds.has(message.id)) {
+      throw new InvalidInputError(`messages[${index}].id "${message.id}" is given twice`, {
+        path: `messages[${index}].id`,
+      });
+    }
+    uiIds.add(message.id);
+    return input;
+  });
+}
+
+function pendingUserIdOf(session: Session): unknown {
+  return (session.pending?.userMessage as { aiSdk?: { id?: unknown } } | undefined)?.aiSdk?.id;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 async function loadSession(

@@ -26,7 +26,9 @@ export interface ResumableStreamContextOptions {
   /**
    * Errors of background work no request is waiting for: a model stream that threw, an
    * `onFinish` that threw, a save that failed (the answer then stays in the journal and is
-   * recovered). Never swallowed. @default console.error
+   * recovered). Never swallowed. An `onError` that throws (or rejects) is reported with
+   * `console.error` and changes nothing else: the run still ends, under its error marker.
+   * @default console.error
    */
   onError?: (error: unknown, context: { chatId: string; runId: string }) => void;
 }

@@ -92,10 +92,13 @@ export async function produce(options: ProduceOptions): Promise<void> {
   } catch (error) {
     controller.abort('failed');
     if (lostTheTurn(error)) return await settleStopped(store, handle);
-    options.onError(error);
-    await handle.fail({ message: STREAM_FAILED_TEXT }).catch((failure: unknown) => {
-      if (!lostTheTurn(failure)) options.onError(failure);
-    });
+    try {
+      options.onError(error);
+    } finally {
+      await handle.fail({ message: STREAM_FAILED_TEXT }).catch((failure: unknown) => {
+        if (!lostTheTurn(failure)) options.onError(failure);
+      });
+    }
   } finally {
     unsubscribe();
     controller.signal.removeEventListener('abort', stopReading);

@@ -6,7 +6,11 @@ import {
 } from '@keepsake/core';
 import type { InferUIMessageChunk, UIMessage, UIMessageChunk } from 'ai';
 import { chatMessagesOf } from './chat-view.js';
-import { type ResumableStreamContextOptions, resolveOptions } from './context-options.js';
+import {
+  type ResolvedOptions,
+  type ResumableStreamContextOptions,
+  resolveOptions,
+} from './context-options.js';
 import { answerMessageIdOf, sessionIdOfChat } from './ids.js';
 import { tailJournal } from './journal-tail.js';
 import { JournalWaker } from './journal-waker.js';
@@ -136,7 +140,15 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
           readers.delete(controller);
         }
       })(),
-      { fallbackMessageId: answerMessageIdOf(runId), abort: () => controller.abort() },
+      {
+        fallbackMessageId: answerMessageIdOf(runId),
+        abort: () => {
+          // A stream cancelled before its first read never starts the generator above, so
+          // its `finally` never runs: forget the reader here too.
+          readers.delete(controller);
+          controller.abort();
+        },
+      },
     );
   };
 
@@ -150,7 +162,7 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
     const runId = handle.runId;
     const messageId = answerMessageIdOf(runId);
     const controller = new AbortController();
-    const report = (error: unknown) => settings.onError(error, { chatId, runId });
+    const report = (error: unknown) => reportSafely(settings.onError, error, { chatId, runId });
     const finished = (async () => {
       const stream = await makeStream({
         chatId,
@@ -179,12 +191,20 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
     })()
       .catch(async (error: unknown) => {
         // makeStream itself threw: the question stays, under an error marker (E6).
-        report(error);
-        await handle.fail({ message: 'The answer could not be started.' }).catch(report);
+        try {
+          report(error);
+        } finally {
+          await handle.fail({ message: 'The answer could not be started.' }).catch(report);
+        }
       })
       .finally(() => live.delete(runId));
     live.set(runId, { handle, controller, finished });
-    settings.waitUntil?.(finished);
+    try {
+      settings.waitUntil?.(finished);
+    } catch (error) {
+      // The answer goes on regardless; a request is waiting for its stream, not for this.
+      report(error);
+    }
   };
 
   return {
@@ -229,6 +249,31 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
       waker.close();
     },
   };
+}
+
+/**
+ * Calls the application's `onError`. It must not break what it reports on: one that throws
+ * (or returns a rejected promise) is reported with `console.error`, with the error it was
+ * given, and the run goes on to its end.
+ */
+function reportSafely(
+  onError: ResolvedOptions['onError'],
+  error: unknown,
+  context: { chatId: string; runId: string },
+): void {
+  const reporterFailed = (failure: unknown) =>
+    console.error(
+      `@keepsake/ai-sdk: onError threw while reporting an error of chat ${context.chatId}, run ${context.runId}:`,
+      failure,
+      'the error it was given:',
+      error,
+    );
+  try {
+    const result: unknown = onError(error, context);
+    if (result instanceof Promise) result.catch(reporterFailed);
+  } catch (failure) {
+    reporterFailed(failure);
+  }
 }
 
 async function activeRunOf(store: SessionStore, sessionId: string): Promise<string | null> {

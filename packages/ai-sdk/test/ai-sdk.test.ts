@@ -12,7 +12,12 @@ import {
 } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createResumableStreamContext, loadChat, MARKER_PART_TYPE } from '../src/index.js';
+import {
+  createResumableStreamContext,
+  loadChat,
+  MARKER_PART_TYPE,
+  saveChat,
+} from '../src/index.js';
 import { messageFromChunks } from '../src/message-from-chunks.js';
 import { answerWords, dataSchemas, userMessage } from './helpers/chunk-streams.js';
 import { scriptedModel } from './helpers/scripted-model.js';
@@ -124,6 +129,45 @@ describe('with streamText and the SSE response the AI SDK client reads', () => {
     await validateUIMessages({ messages: chat, tools, dataSchemas });
     const modelMessages = await convertToModelMessages(chat, { tools });
     expect(JSON.stringify(modelMessages)).not.toContain('Cancelled by the user');
+    context.close();
+  });
+  it("E5: saveChat in toUIMessageStream's onFinish, the usual AI SDK pattern, leaves the answer to the run", async () => {
+    const store = backend.open();
+    const context = createResumableStreamContext({ store });
+    const saves: number[] = [];
+    const finished: string[] = [];
+    const stream = await context.resumableStream(
+      'saved-in-onfinish',
+      async ({ chatId, messages, abortSignal }) =>
+        toUIMessageStream({
+          stream: streamText({
+            model: scriptedModel(answerWords(8)),
+            messages: await convertToModelMessages(messages),
+            tools,
+            stopWhen: isStepCount(2),
+            abortSignal,
+          }).stream,
+          originalMessages: messages,
+          onFinish: async ({ messages: all }) => {
+            await saveChat(store, chatId, all);
+            saves.push(all.length);
+          },
+        }),
+      {
+        message: userMessage('q1', 'What do my notes say?'),
+        onFinish: ({ responseMessage }) => {
+          finished.push(responseMessage.id);
+        },
+      },
+    );
+    const chunks = await readAsTheClientDoes(createUIMessageStreamResponse({ stream }));
+    await context.settle();
+    expect(saves).toEqual([2]);
+    expect(chunks.find((chunk) => chunk.type === MARKER_PART_TYPE)).toBeUndefined();
+    const chat = await loadChat(backend.open(), 'saved-in-onfinish');
+    expect(chat.map((message) => message.id)).toEqual(['q1', finished[0]]);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(chunks, 'unused'));
+    await validateUIMessages({ messages: chat, tools });
     context.close();
   });
 });

@@ -80,7 +80,7 @@ describe.each(['redis', 's3'] as const)('on %s', (name) => {
     await backend.stop();
   });
 
-  it('a chat round-trips; an answer streamed by one instance is read and stopped from another', async () => {
+  it('a chat round-trips; an answer streamed by one instance is read and stopped from another, then regenerated there (B5, E5)', async () => {
     const [messages] = fc.sample(uiMessages, { seed: 42, numRuns: 1 });
     await saveChat(open(), 'saved-chat', messages!);
     expect(await loadChat(open(), 'saved-chat')).toStrictEqual(messages);
@@ -105,6 +105,25 @@ describe.each(['redis', 's3'] as const)('on %s', (name) => {
     const chat = await loadChat(open(), 'streamed-chat');
     expect(chat[1]).toStrictEqual(await messageFromChunks(seen, 'unused'));
     await validateUIMessages({ messages: chat, dataSchemas });
+
+    // B5: a regenerate from the other instance drops the old answer inside its own run, and
+    // a saveChat meanwhile (the page's copy, the old answer gone) leaves the new one to it.
+    const again = gatedStream(scriptedAnswer(['again']));
+    const regenerated = await second.resumableStream('streamed-chat', () => again.stream, {
+      message: userMessage('q1', 'Hello'),
+      trigger: 'regenerate-message',
+    });
+    await saveChat(open(), 'streamed-chat', [
+      userMessage('q1', 'Hello'),
+      { id: 'partial-copy', role: 'assistant', parts: [{ type: 'text', text: 'ag' }] },
+    ]);
+    again.releaseAll();
+    const replayed = await readAll(regenerated);
+    await second.settle();
+    const after = await loadChat(open(), 'streamed-chat');
+    expect(after.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(after[1]).toStrictEqual(await messageFromChunks(replayed, 'unused'));
+    expect(after[1]!.parts.at(-1)).toMatchObject({ type: 'text', text: 'again' });
     first.close();
     second.close();
   });

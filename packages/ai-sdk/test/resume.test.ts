@@ -1,11 +1,17 @@
-import { InvalidInputError, SessionBusyError, type SessionStore } from '@keepsake/core';
+import {
+  BackendUnavailableError,
+  InvalidInputError,
+  SessionBusyError,
+  type SessionStore,
+} from '@keepsake/core';
 import { type UIMessage, type UIMessageChunk, validateUIMessages } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createResumableStreamContext,
   loadChat,
   MARKER_PART_TYPE,
   type ResumableStreamContext,
+  saveChat,
   sessionIdOfChat,
 } from '../src/index.js';
 import { messageFromChunks } from '../src/message-from-chunks.js';
@@ -349,5 +355,222 @@ describe.each(['memory', 'fs'] as const)('resumable streams on %s', (backendName
     const chat = await loadChat(store, throwing);
     expect(chat.map((message) => message.role)).toEqual(['user', 'assistant']);
     await validateUIMessages({ messages: chat, dataSchemas });
+  });
+  /** The chat's messages as `role:id:text` lines, the marker as `[marker type]`. */
+  const transcriptOf = async (chatStore: SessionStore, chatId: string) =>
+    (await loadChat(chatStore, chatId)).map(
+      (message) =>
+        `${message.role}:${message.id}:${message.parts
+          .map((part) =>
+            part.type === 'text'
+              ? part.text
+              : part.type === MARKER_PART_TYPE
+                ? `[${(part as { data: { type: string } }).data.type}]`
+                : '',
+          )
+          .join('')}`,
+    );
+  const answerOf = (text: string) => () => chunkStream(scriptedAnswer([text]));
+
+  it("B5, E7: a regenerate that loses the race to another instance's message keeps the question and its answer", async () => {
+    const chatId = newChat();
+    await readAll(
+      await context.resumableStream(chatId, answerOf('first'), {
+        message: userMessage('q1', 'Hi'),
+      }),
+    );
+    await context.settle();
+    const before = await transcriptOf(store, chatId);
+    expect(before).toHaveLength(2);
+    const other = secondInstance();
+    const instance = backend.open();
+    const regenerating = createResumableStreamContext({ store: instance, graceMs: GRACE_MS });
+    // Fault injection (an interleaving): another instance's message begins its answer just
+    // before this regenerate's run would.
+    const gate = gatedStream(scriptedAnswer(['second']));
+    let otherStream: ReadableStream<UIMessageChunk> | undefined;
+    const beginRun = instance.beginRun.bind(instance);
+    instance.beginRun = async (...args) => {
+      otherStream = await other.context.resumableStream(chatId, () => gate.stream, {
+        message: userMessage('q2', 'Something else'),
+      });
+      return beginRun(...args);
+    };
+    const refused = await regenerating
+      .resumableStream(chatId, answerOf('again'), {
+        message: userMessage('q1', 'Hi'),
+        trigger: 'regenerate-message',
+      })
+      .catch((error: unknown) => error);
+    gate.releaseAll();
+    await readAll(otherStream!);
+    await other.context.settle();
+    // The other answer claimed the chat first (E7): this regenerate is busy, and dropped nothing.
+    expect(SessionBusyError.isInstance(refused)).toBe(true);
+    const after = await transcriptOf(backend.open(), chatId);
+    expect(after.slice(0, 2)).toEqual(before);
+    expect(after.slice(2)).toEqual([
+      'user:q2:Something else',
+      expect.stringMatching(/^assistant:.*:second$/),
+    ]);
+    regenerating.close();
+    other.context.close();
+  });
+
+  it('B5: a regenerate whose run cannot begin (a backend error) keeps the question and its answer', async () => {
+    const chatId = newChat();
+    await readAll(
+      await context.resumableStream(chatId, answerOf('first'), {
+        message: userMessage('q1', 'Hi'),
+      }),
+    );
+    await context.settle();
+    const before = await transcriptOf(store, chatId);
+    const instance = backend.open();
+    const regenerating = createResumableStreamContext({ store: instance, graceMs: GRACE_MS });
+    // Fault injection: the backend is down when the run begins.
+    instance.beginRun = async () => {
+      throw new BackendUnavailableError('injected', 'the backend is down');
+    };
+    const failed = await regenerating
+      .resumableStream(chatId, answerOf('again'), {
+        message: userMessage('q1', 'Hi'),
+        trigger: 'regenerate-message',
+      })
+      .catch((error: unknown) => error);
+    expect(BackendUnavailableError.isInstance(failed)).toBe(true);
+    expect(await transcriptOf(backend.open(), chatId)).toEqual(before);
+    regenerating.close();
+  });
+
+  it('B5: a regenerate whose drop cannot be written fails its run and loses nothing', async () => {
+    const chatId = newChat();
+    await readAll(
+      await context.resumableStream(chatId, answerOf('first'), {
+        message: userMessage('q1', 'Hi'),
+      }),
+    );
+    await context.settle();
+    const before = await transcriptOf(store, chatId);
+    const instance = backend.open();
+    const regenerating = createResumableStreamContext({ store: instance, graceMs: GRACE_MS });
+    // Fault injection: the backend is down for the save that drops the old answer.
+    const save = instance.save.bind(instance);
+    instance.save = async (session, options) => {
+      if (options?.allowShrink === true) {
+        throw new BackendUnavailableError('injected', 'the backend is down');
+      }
+      return save(session, options);
+    };
+    const failed = await regenerating
+      .resumableStream(chatId, answerOf('again'), {
+        message: userMessage('q1', 'Hi'),
+        trigger: 'regenerate-message',
+      })
+      .catch((error: unknown) => error);
+    expect(BackendUnavailableError.isInstance(failed)).toBe(true);
+    expect(await context.hasExistingStream(chatId)).toBeNull();
+    // The old question and answer, then the question again under an error marker.
+    expect(await transcriptOf(backend.open(), chatId)).toEqual([
+      ...before,
+      'user:q1:Hi',
+      expect.stringMatching(/^assistant:.*:\[errored\]$/),
+    ]);
+    regenerating.close();
+  });
+
+  it('E5: saveChat while an answer streams leaves the answer to its run: it completes once and onFinish runs', async () => {
+    const chatId = newChat();
+    const chunks = scriptedAnswer(answerWords(6));
+    const gate = gatedStream(chunks);
+    const finished: UIMessage[][] = [];
+    const live = await context.resumableStream(chatId, () => gate.stream, {
+      message: userMessage('q1', 'Hi'),
+      onFinish: ({ messages }) => {
+        finished.push(messages);
+      },
+    });
+    gate.release(16);
+    const seen = await readUntil(live, (_, all) => all.length === 16);
+    // What the page holds mid-answer (useChat's messages), saved as an app would save it;
+    // then the finished answer as toUIMessageStream's onFinish gives it (no id yet).
+    const partial = await messageFromChunks(seen, 'unused');
+    await saveChat(store, chatId, [userMessage('q1', 'Hi'), partial]);
+    await saveChat(store, chatId, [
+      userMessage('q1', 'Hi'),
+      { ...(await messageFromChunks(chunks, 'unused')), id: '' },
+    ]);
+    gate.releaseAll();
+    const replayed = await readAll((await context.resumeExistingStream(chatId))!);
+    await context.settle();
+    expect(replayed.find(isMarker)).toBeUndefined();
+    expect(finished).toHaveLength(1);
+    const chat = await loadChat(backend.open(), chatId);
+    expect(chat).toStrictEqual(finished[0]);
+    expect(chat.map((message) => message.id)).toEqual(['q1', partial.id]);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(replayed, 'unused'));
+    expect(replayed.map((chunk) => chunk.type)).toEqual(chunks.map((chunk) => chunk.type));
+    // Once the answer is stored, the page's copy of it is a save like any other.
+    await saveChat(store, chatId, chat);
+    expect(await loadChat(store, chatId)).toStrictEqual(chat);
+  });
+
+  it('a throwing onError is reported on the console and never keeps a run from ending', async () => {
+    const consoleError = vi.spyOn(console, 'error');
+    const throwingContext = createResumableStreamContext({
+      store,
+      graceMs: GRACE_MS,
+      onError: () => {
+        throw new Error('the error reporter is down');
+      },
+    });
+    try {
+      const throwingMaker = newChat();
+      const makerStream = await throwingContext.resumableStream(
+        throwingMaker,
+        () => {
+          throw new Error('provider 500');
+        },
+        { message: userMessage('q1', 'Hi') },
+      );
+      const throwingModel = newChat();
+      const modelStream = await throwingContext.resumableStream(
+        throwingModel,
+        () =>
+          new ReadableStream<UIMessageChunk>({
+            start(controller) {
+              controller.enqueue({ type: 'start' });
+              controller.error(new Error('socket hang up'));
+            },
+          }),
+        { message: userMessage('q1', 'Hi') },
+      );
+      const throwingFinish = newChat();
+      const finishStream = await throwingContext.resumableStream(throwingFinish, answerOf('done'), {
+        message: userMessage('q1', 'Hi'),
+        onFinish: () => {
+          throw new Error('onFinish failed');
+        },
+      });
+      const [maker, model] = await Promise.all([
+        readAll(makerStream),
+        readAll(modelStream),
+        readAll(finishStream),
+      ]);
+      await throwingContext.settle();
+      expect(maker.find(isMarker)).toMatchObject({ data: { type: 'errored' } });
+      expect(model.find(isMarker)).toMatchObject({ data: { type: 'errored' } });
+      for (const chatId of [throwingMaker, throwingModel, throwingFinish]) {
+        expect(await context.hasExistingStream(chatId)).toBeNull();
+      }
+      expect((await transcriptOf(store, throwingFinish)).at(-1)).toMatch(/:done$/);
+      const reported = consoleError.mock.calls.flat().filter((value) => value instanceof Error);
+      expect(reported.map((error) => (error as Error).message)).toEqual(
+        expect.arrayContaining(['provider 500', 'socket hang up', 'onFinish failed']),
+      );
+    } finally {
+      consoleError.mockRestore();
+      throwingContext.close();
+    }
   });
 });
