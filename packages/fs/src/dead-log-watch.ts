@@ -61,9 +61,14 @@ export class DeadLogWatch {
 
   /** A log whose owner, by its name, is not a live process here (or a name not ours). */
   private async anyCandidate(): Promise<boolean> {
+    const { fileSystem, layout, segments } = this.context;
     let names: string[];
     try {
-      names = await this.context.fileSystem.readdir(this.context.layout.logDirectory);
+      // On a local disk at once: every takeover looks, and the directory is a cached one.
+      names =
+        segments.onLocalDisk && fileSystem.readdirSync !== undefined
+          ? fileSystem.readdirSync(layout.logDirectory)
+          : await fileSystem.readdir(layout.logDirectory);
     } catch (error) {
       if (isNotFound(error)) return false;
       throw toBackendError(error, 'list group-commit logs');

@@ -70,7 +70,12 @@ export async function takeHold(
   await deadLogs.catchUp();
   const lease = await locks.lease(paths.lock, () => makeDirectory(fileSystem, paths.directory));
   try {
-    const opened = await openJournalTail(fileSystem, paths.file, knownTail);
+    const opened = await openJournalTail(
+      fileSystem,
+      paths.file,
+      knownTail,
+      context.segments.onLocalDisk,
+    );
     const now = Date.now();
     return {
       lease,

@@ -4,9 +4,11 @@ import { InvalidInputError } from '@keepsake/core';
 import { type AdapterContext, makeDirectory, removeDirectoryIfEmpty } from './context.js';
 import { DeadLogWatch } from './dead-log-watch.js';
 import { isNotFound, toBackendError } from './errors.js';
+import type { FileStats } from './file-system.js';
 import type { GroupCommitLog } from './group-commit-log.js';
 import { assertSafeId, decodeName } from './id-encoding.js';
 import { parseJournal } from './journal-format.js';
+import type { KnownTail } from './journal-tail.js';
 import { JournalWriter } from './journal-writer.js';
 import { JournalWriters } from './journal-writers.js';
 import { JOURNAL_SUFFIX } from './layout.js';
@@ -27,6 +29,8 @@ export class JournalStore {
   private readonly writers = new JournalWriters();
   private readonly deadLogs: DeadLogWatch;
   private readonly otherLogs: OtherProcessLogs;
+  /** Tails the latest reads learned of journals this process has no writer for yet. */
+  private readonly learned = new Map<string, KnownTail>();
 
   constructor(context: AdapterContext, log: GroupCommitLog) {
     this.context = context;
@@ -77,6 +81,11 @@ export class JournalStore {
       ? await this.otherLogs.batchesOf(sessionId, runId)
       : [];
     const waiting = captureUnapplied(this.context.fileSystem, path);
+    const { fileSystem, segments } = this.context;
+    // On a local disk the file is stat'ed around the read: the same file both times (inode,
+    // size, mtime), and whole, makes what the read parsed a tail a takeover can trust.
+    const statNow = segments.onLocalDisk ? fileSystem.statSync?.bind(fileSystem) : undefined;
+    const before = statNow === undefined ? null : statOrNull(statNow, path);
     let bytes: Uint8Array;
     try {
       bytes = await this.context.fileSystem.readFile(path);
@@ -88,6 +97,29 @@ export class JournalStore {
     const parsed = parseJournal(bytes);
     if (elsewhere.length > 0) {
       this.otherLogs.settle(sessionId, runId, parsed.nonce, parsed.lastSequence);
+    }
+    const after = statNow === undefined ? null : statOrNull(statNow, path);
+    if (
+      before !== null &&
+      after !== null &&
+      before.ino === after.ino &&
+      before.size === after.size &&
+      before.mtimeMs === after.mtimeMs &&
+      bytes.length === after.size &&
+      !parsed.torn &&
+      elsewhere.length === 0 &&
+      waiting.length === 0
+    ) {
+      // Written by another process or an earlier one: nothing is known to be durable.
+      this.learnTail(sessionId, runId, {
+        inode: after.ino,
+        size: parsed.validLength,
+        lastSequence: parsed.lastSequence,
+        nonce: parsed.nonce,
+        linked: false,
+        covered: 0,
+        mtimeMs: after.mtimeMs,
+      });
     }
     const records: LogRecordInput[] = [];
     const keep = (record: LogRecordInput) => {
@@ -109,8 +141,11 @@ export class JournalStore {
    */
   private async heldElsewhere(sessionId: string, runId: string, lock: string): Promise<boolean> {
     if (this.writers.get(sessionId, runId)?.holdsJournal) return false;
+    const { fileSystem, segments } = this.context;
     try {
-      await this.context.fileSystem.lstat(lock);
+      // On a local disk at once: one look at a cached entry, not a thread-pool round trip.
+      if (segments.onLocalDisk && fileSystem.lstatSync !== undefined) fileSystem.lstatSync(lock);
+      else await fileSystem.lstat(lock);
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
@@ -203,6 +238,21 @@ export class JournalStore {
     if (failed) throw failed.reason;
   }
 
+  /** A tail a read learned, for the writer of that journal (now, or once it is made). */
+  private learnTail(sessionId: string, runId: string, tail: KnownTail): void {
+    const writer = this.writers.get(sessionId, runId);
+    if (writer !== undefined) {
+      writer.learn(tail);
+      return;
+    }
+    const key = `${sessionId}/${runId}`;
+    this.learned.delete(key);
+    this.learned.set(key, tail);
+    if (this.learned.size > LEARNED_TAILS) {
+      this.learned.delete(this.learned.keys().next().value as string);
+    }
+  }
+
   private newWriter(sessionId: string, runId: string): JournalWriter {
     assertSafeId(sessionId, 'session');
     assertSafeId(runId, 'run');
@@ -214,7 +264,24 @@ export class JournalStore {
       this.deadLogs,
     );
     this.writers.add(sessionId, runId, writer);
+    const key = `${sessionId}/${runId}`;
+    const learned = this.learned.get(key);
+    if (learned !== undefined) {
+      this.learned.delete(key);
+      writer.learn(learned);
+    }
     return writer;
+  }
+}
+
+/** How many learned tails JournalStore keeps for writers not made yet. */
+const LEARNED_TAILS = 64;
+
+function statOrNull(statNow: (path: string) => FileStats, path: string): FileStats | null {
+  try {
+    return statNow(path);
+  } catch {
+    return null;
   }
 }
 

@@ -16,6 +16,11 @@ export interface KnownTail {
   linked: boolean;
   /** Bytes from the start that are durable, or covered by the group-commit log. */
   covered: number;
+  /**
+   * Set on a tail a read learned (not this process's own writes): the file must also still
+   * have this mtime, as a document's file identity must (see JournalStore.read).
+   */
+  mtimeMs?: number;
 }
 
 /**
@@ -27,18 +32,30 @@ export async function openJournalTail(
   fileSystem: FileSystem,
   path: string,
   known: KnownTail | null,
+  statAtOnce = false,
 ): Promise<{ handle: FileHandle | null; tail: KnownTail }> {
   let stats: Awaited<ReturnType<FileSystem['stat']>>;
   try {
-    stats = await fileSystem.stat(path);
+    // `statAtOnce` (a local disk): with `statSync`, as a leased document write checks its files.
+    stats =
+      statAtOnce && fileSystem.statSync !== undefined
+        ? fileSystem.statSync(path)
+        : await fileSystem.stat(path);
   } catch (error) {
     if (!isNotFound(error)) throw error;
     const tail = { inode: -1, size: 0, lastSequence: 0, nonce: null, linked: false, covered: 0 };
     return { handle: null, tail };
   }
   const handle = await fileSystem.open(path, 'r+');
-  if (known && known.inode === stats.ino && known.size === stats.size) {
-    return { handle, tail: { ...known } };
+  if (
+    known &&
+    known.inode === stats.ino &&
+    known.size === stats.size &&
+    (known.mtimeMs === undefined || known.mtimeMs === stats.mtimeMs)
+  ) {
+    // From here on the tail follows this writer's appends, which change the mtime.
+    const { mtimeMs: _learnedAt, ...tail } = known;
+    return { handle, tail };
   }
   try {
     const parsed = parseJournal(await readAt(handle, stats.size, 0));

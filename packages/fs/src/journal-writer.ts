@@ -190,6 +190,14 @@ export class JournalWriter {
     }
   }
 
+  /**
+   * A tail a read just learned (JournalStore.read), for the next takeover to check with one
+   * stat instead of reading and parsing the file again; only while this writer knows none.
+   */
+  learn(tail: KnownTail): void {
+    if (this.tail === null && this.held === null && this.running === null) this.tail = tail;
+  }
+
   /** The journal was deleted: what this process knew of it no longer holds. */
   forget(): void {
     this.tail = null;

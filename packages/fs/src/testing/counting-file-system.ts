@@ -83,6 +83,12 @@ export function countingFileSystem(inner: FileSystem): {
     stat: (path) => inner.stat(path),
     ...(inner.statSync ? { statSync: (path: string) => inner.statSync?.(path) as FileStats } : {}),
     lstat: (path) => inner.lstat(path),
+    ...(inner.lstatSync
+      ? { lstatSync: (path: string) => inner.lstatSync?.(path) as FileStats }
+      : {}),
+    ...(inner.readdirSync
+      ? { readdirSync: (path: string) => inner.readdirSync?.(path) as string[] }
+      : {}),
     symlink: (target, path) => inner.symlink(target, path),
     readlink: (path) => inner.readlink(path),
     ...(inner.bootId ? { bootId: () => inner.bootId?.() ?? Promise.resolve(null) } : {}),

@@ -197,6 +197,11 @@ export class FaultInjectingFileSystem implements FileSystem {
   }
 
   async readdir(path: string): Promise<string[]> {
+    return this.readdirSync(path);
+  }
+
+  /** Counted, halted and failed as `readdir` is. */
+  readdirSync(path: string): string[] {
     this.before('readdir', path);
     const node = resolveNode(this.root, path, 'readdir');
     if (node.kind !== 'directory') throw fileSystemError('ENOTDIR', 'readdir', path);
@@ -221,6 +226,11 @@ export class FaultInjectingFileSystem implements FileSystem {
   }
 
   async lstat(path: string): Promise<FileStats> {
+    return this.lstatSync(path);
+  }
+
+  /** Counted, halted and failed as `lstat` is. */
+  lstatSync(path: string): FileStats {
     this.before('lstat', path);
     return statsOf(resolveNode(this.root, path, 'lstat'));
   }

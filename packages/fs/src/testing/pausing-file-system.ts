@@ -52,6 +52,9 @@ export function pausingFileSystem(inner: FileSystem): {
     stat: (path) => inner.stat(path),
     ...(inner.statSync ? { statSync: (path: string) => inner.statSync?.(path) as FileStats } : {}),
     lstat: (path) => inner.lstat(path),
+    ...(inner.lstatSync
+      ? { lstatSync: (path: string) => inner.lstatSync?.(path) as FileStats }
+      : {}),
     symlink: (target, path) => inner.symlink(target, path),
     ...(inner.bootId ? { bootId: () => inner.bootId?.() ?? Promise.resolve(null) } : {}),
     ...(inner.isLocalDisk
