@@ -28,6 +28,12 @@ export class DeadLogWatch {
   /** Logs whose header names another host: theirs to replay, never read again here. */
   private readonly foreign = new Set<string>();
   private replaying: Promise<void> | null = null;
+  /**
+   * Dead processes' logs a replay that began after they were listed left in place: without
+   * a readable header (a process that died creating its log), so they hold no appends (or
+   * `.log` files not named as this adapter names logs, which no writer of it writes).
+   */
+  private readonly inert = new Set<string>();
   /** When a look last found nothing to replay (or replayed it all). */
   private clearAt = Number.NEGATIVE_INFINITY;
 
@@ -43,24 +49,59 @@ export class DeadLogWatch {
     if (this.replaying === null) {
       if (forRead && performance.now() - this.clearAt < READ_RECHECK_MS) return;
       const lookedAt = performance.now();
-      if (!(await this.anyCandidate())) {
+      if ((await this.candidates()).length === 0) {
         this.clearAt = lookedAt;
         return;
       }
     }
+    this.replaying ??= this.startReplay();
+    await this.replaying;
+  }
+
+  /**
+   * Under a journal's freshly taken lock: the logs of dead processes no replay has yet
+   * looked at (see `replayFromNow`). A writer that died holding the lock may have left
+   * acknowledged appends of this journal in one of them only; none of them, and the journal
+   * file holds all of them. One `readdir` (synchronous on a local disk) while no process died.
+   */
+  async unreplayed(): Promise<string[]> {
+    const candidates = await this.candidates();
+    // Forgotten once gone from the directory, so the set stays as small as the directory.
+    for (const name of this.inert) if (!candidates.includes(name)) this.inert.delete(name);
+    return candidates.filter((name) => !this.inert.has(name));
+  }
+
+  /**
+   * Replays the logs of dead processes with a replay that begins after this call (one in
+   * flight may have listed the logs before a process died), and counts `looked` (names
+   * listed before this call) as looked at: a dead process's log a finished replay left in
+   * place holds nothing to replay (it has no readable header), and a dead process writes no
+   * more. A failed replay throws its typed error (BackendError), and marks nothing.
+   */
+  async replayFromNow(looked: readonly string[]): Promise<void> {
+    const running = this.replaying;
+    // Its failure is its own callers'; this call replays again below and reports its own.
+    if (running !== null) await running.catch(() => undefined);
+    // One started meanwhile began after this call: as good as a new one.
+    this.replaying ??= this.startReplay();
+    await this.replaying;
+    for (const name of looked) this.inert.add(name);
+  }
+
+  private startReplay(): Promise<void> {
     const lookedAt = performance.now();
-    this.replaying ??= replayDeadLogs(this.context, this.foreign)
+    const replaying = replayDeadLogs(this.context, this.foreign)
       .then(() => {
         this.clearAt = lookedAt;
       })
       .finally(() => {
-        this.replaying = null;
+        if (this.replaying === replaying) this.replaying = null;
       });
-    await this.replaying;
+    return replaying;
   }
 
-  /** A log whose owner, by its name, is not a live process here (or a name not ours). */
-  private async anyCandidate(): Promise<boolean> {
+  /** Logs whose owner, by their name, is not a live process here (or a name not ours). */
+  private async candidates(): Promise<string[]> {
     const { fileSystem, layout, segments } = this.context;
     let names: string[];
     try {
@@ -70,10 +111,10 @@ export class DeadLogWatch {
           ? fileSystem.readdirSync(layout.logDirectory)
           : await fileSystem.readdir(layout.logDirectory);
     } catch (error) {
-      if (isNotFound(error)) return false;
+      if (isNotFound(error)) return [];
       throw toBackendError(error, 'list group-commit logs');
     }
-    return names.some((name) => {
+    return names.filter((name) => {
       if (!name.endsWith(LOG_SUFFIX) || this.foreign.has(name)) return false;
       const owner = LOG_NAME.exec(name);
       return owner === null || !isOwnerAlive(Number(owner[1]), owner[2] as string);

@@ -1,5 +1,7 @@
+import { BackendError } from '@keepsake/core';
 import { type AdapterContext, makeDirectory } from './context.js';
 import type { DeadLogWatch } from './dead-log-watch.js';
+import { ADAPTER_NAME } from './errors.js';
 import type { Lease } from './file-lock.js';
 import type { FileHandle } from './file-system.js';
 import { type KnownTail, openJournalTail } from './journal-tail.js';
@@ -55,8 +57,25 @@ export function idleTimerDelay(held: HeldJournal, now: number): number {
 }
 
 /**
+ * How many times a takeover lets go of the journal's lock to replay dead processes' logs
+ * before it gives up: each round follows a process that died since the round before.
+ */
+const TAKEOVER_ROUNDS = 4;
+
+/**
  * Takes the journal's lock as a lease and opens the journal at the tail this process knows
  * (re-read when the file says another process changed it).
+ *
+ * E2/F1: a writer that died holding the lock may have acknowledged appends that are only in
+ * its group-commit log. Looking for dead processes' logs BEFORE waiting for the lock is not
+ * enough: the holder may die while this writer waits, and taking the lock then breaks the
+ * dead holder's stale lock. So the look comes AFTER the lock is taken, when no live writer
+ * can add to the journal: no dead process's log that a replay has not looked at, and the
+ * file holds every acknowledged append. Otherwise the lock is let go (a replay takes each
+ * journal's lock), the logs replayed, and the lock taken again. On the fast path (no process
+ * died) the look is one `readdir` of `wal/`, synchronous on a local disk: a cached directory,
+ * cheaper than the thread-pool round trip of an asynchronous one, and the only cost added to
+ * a takeover (the look before waiting, which it replaces, cost the same).
  */
 export async function takeHold(
   context: AdapterContext,
@@ -65,10 +84,28 @@ export async function takeHold(
   deadLogs: DeadLogWatch,
 ): Promise<HeldJournal> {
   const { locks, fileSystem } = context;
-  // Before taking the journal over: a process that died may hold its latest appends in its
-  // log only (replaying takes the journal's lock, so not while this writer holds it).
-  await deadLogs.catchUp();
-  const lease = await locks.lease(paths.lock, () => makeDirectory(fileSystem, paths.directory));
+  let lease: Lease;
+  for (let round = 1; ; round++) {
+    lease = await locks.lease(paths.lock, () => makeDirectory(fileSystem, paths.directory));
+    let unreplayed: string[];
+    try {
+      unreplayed = await deadLogs.unreplayed();
+    } catch (error) {
+      await lease.release().catch(() => undefined);
+      throw error;
+    }
+    if (unreplayed.length === 0) break;
+    await lease.release();
+    if (round === TAKEOVER_ROUNDS) {
+      throw new BackendError(
+        ADAPTER_NAME,
+        `take over journal ${paths.file}: processes kept dying holding group-commit logs (${unreplayed.join(', ')})`,
+        { isRetryable: true },
+      );
+    }
+    // Replays under each journal's lock (this one's included); a failure throws, typed.
+    await deadLogs.replayFromNow(unreplayed);
+  }
   try {
     const opened = await openJournalTail(
       fileSystem,
