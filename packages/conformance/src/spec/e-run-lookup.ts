@@ -82,4 +82,39 @@ export function defineRunLookupTests(suite: SpecRegistrar): void {
       expect(await store.findRun(runId)).toMatchObject({ sessionId: second.id });
     },
   );
+
+  suite.test(
+    'E8',
+    'a run location that does not parse is quarantined with a warning (A2) and the lookup says null; the run itself is untouched',
+    async (env) => {
+      const { store } = await env.openStore();
+      const session = await store.create({ id: env.id() }, { fsync: true });
+      const run = await store.beginRun(session.id, { userMessage: userInput('q') });
+      await run.append({ type: 'token', data: { text: 'kept' } });
+      const raw = await env.rawAdapter();
+      const stored = await raw.getDocument('runs', run.runId);
+      expect(stored, 'beginRun recorded the location').not.toBeNull();
+      const damaged = await raw.putDocument(
+        'runs',
+        run.runId,
+        { kind: 'full', revision: stored!.revision + 1, text: '{"format":"keepsake-run-loc' },
+        { expectedRevision: stored!.revision, durable: true },
+      );
+      expect(damaged.ok).toBe(true);
+      const reader = await env.openStore();
+      const warnings: string[] = [];
+      reader.store.on((event) => {
+        if (event.type === 'warning') warnings.push(event.message);
+      });
+      expect(await reader.store.findRun(run.runId)).toBeNull();
+      expect(warnings.some((message) => message.includes(run.runId))).toBe(true);
+      const quarantined = (await raw.listQuarantined()).filter(
+        (entry) => entry.collection === 'runs' && entry.id === run.runId,
+      );
+      expect(quarantined, 'moved aside, never deleted').toHaveLength(1);
+      expect(await raw.getDocument('runs', run.runId)).toBeNull();
+      await run.complete();
+      expect((await reader.store.readJournal(session.id, run.runId)).records).toHaveLength(2);
+    },
+  );
 }
