@@ -1,5 +1,5 @@
 import { BackendUnavailableError } from '@keepsake/core';
-import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { ADAPTER_NAME } from './errors.js';
 import type { ResolvedRedisAdapterOptions } from './options.js';
 
@@ -33,15 +33,25 @@ function reconnectDelay(attempt: number): number {
 }
 
 /**
- * Makes the client the options ask for, or adopts the one they pass. `owned` says whether
- * the adapter closes it.
+ * Makes the clients the options ask for (`connections` of them for a `url`, one `Cluster`
+ * for `clusterNodes`), or adopts the one they pass. `owned` says whether the adapter closes
+ * them.
  */
-export function createClient(options: ResolvedRedisAdapterOptions): {
-  client: RedisClient;
+export function createClients(options: ResolvedRedisAdapterOptions): {
+  clients: RedisClient[];
   owned: boolean;
 } {
   const { connection } = options;
-  if (connection.kind === 'client') return { client: connection.client, owned: false };
+  if (connection.kind === 'client') return { clients: [connection.client], owned: false };
+  const clients: RedisClient[] = [];
+  for (let index = 0; index < options.connections; index++) {
+    clients.push(createOwnedClient(options));
+  }
+  return { clients, owned: true };
+}
+
+function createOwnedClient(options: ResolvedRedisAdapterOptions): RedisClient {
+  const { connection } = options;
   const safety = connectionSafety(options);
   let client: RedisClient;
   if (connection.kind === 'url') {
@@ -52,7 +62,7 @@ export function createClient(options: ResolvedRedisAdapterOptions): {
       // ioredis 6's option types do not accept `undefined` under exactOptionalPropertyTypes.
     } satisfies RedisOptions as never);
   } else {
-    client = new Cluster(connection.nodes, {
+    client = new Cluster((connection as { nodes: ClusterNode[] }).nodes, {
       clusterRetryStrategy: reconnectDelay,
       ...options.clusterOptions,
       lazyConnect: true,
@@ -67,7 +77,7 @@ export function createClient(options: ResolvedRedisAdapterOptions): {
   // Connection errors reach callers as typed errors of the commands they fail; without a
   // listener ioredis would print each one.
   client.on('error', () => undefined);
-  return { client, owned: true };
+  return client;
 }
 
 /**

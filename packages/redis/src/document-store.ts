@@ -36,9 +36,10 @@ export class DocumentStore {
   }
 
   async get(collection: Collection, id: string): Promise<StoredDocument | null> {
-    const key = this.context.keys.document(collection, id).document;
+    const { document: key, group } = this.context.keys.document(collection, id);
+    const { client } = this.context.lane(group);
     const value = await this.context.command(`read a document (${collection}/${id})`, () =>
-      this.context.client.getBuffer(key),
+      client.getBuffer(key),
     );
     if (value === null) return null;
     // Bytes not in the adapter's format are handed on as they are: core cannot parse them
@@ -47,8 +48,8 @@ export class DocumentStore {
   }
 
   async has(collection: Collection, id: string): Promise<boolean> {
-    const key = this.context.keys.document(collection, id).document;
-    const { client } = this.context;
+    const { document: key, group } = this.context.keys.document(collection, id);
+    const { client } = this.context.lane(group);
     return (
       (await this.context.command(`read a document (${collection}/${id})`, () =>
         client.exists(key),
@@ -62,8 +63,9 @@ export class DocumentStore {
     write: DocumentWrite,
     options: WriteOptions,
   ): Promise<PutResult> {
-    const { keys, scripts, standalone, client } = this.context;
-    const documentKey = keys.document(collection, id).document;
+    const { keys, standalone } = this.context;
+    const { document: documentKey, group } = keys.document(collection, id);
+    const { scripts, client } = this.context.lane(group);
     const operation = `write a document (${collection}/${id})`;
     const token = this.context.nextWriteToken();
     const tokenText = tokenField(token);
@@ -131,8 +133,9 @@ export class DocumentStore {
   }
 
   async delete(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult> {
-    const { keys, scripts, standalone, client } = this.context;
-    const documentKey = keys.document(collection, id).document;
+    const { keys, standalone } = this.context;
+    const { document: documentKey, group } = keys.document(collection, id);
+    const { scripts, client } = this.context.lane(group);
     const operation = `delete a document (${collection}/${id})`;
     const deleteStep: Step = {
       script: deleteDocumentScript,
@@ -166,7 +169,7 @@ export class DocumentStore {
     // Ids are ASCII below 0x7f, so every id that starts with the prefix sorts before this.
     const end = prefix !== '' ? `[${prefix}\x7f` : '+';
     const ids = await this.context.command(`list documents (${collection})`, () =>
-      this.context.client.zrangebylex(registry, start, end, 'LIMIT', 0, options.limit + 1),
+      this.context.main.client.zrangebylex(registry, start, end, 'LIMIT', 0, options.limit + 1),
     );
     const page = ids.slice(0, options.limit);
     return {

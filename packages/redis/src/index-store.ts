@@ -36,18 +36,21 @@ export class IndexStore {
   }
 
   async put(summary: SessionSummary, durable: boolean): Promise<void> {
-    await this.context.scripts.run(
-      putIndexEntryScript,
-      [this.context.keys.index()],
-      [summary.id, indexValue(summary)],
-      { operation: `update the session index (${summary.id})`, durable },
-    );
+    // On the session's lane: after its document's writes sent before it.
+    await this.context
+      .lane(summary.id)
+      .scripts.run(
+        putIndexEntryScript,
+        [this.context.keys.index()],
+        [summary.id, indexValue(summary)],
+        { operation: `update the session index (${summary.id})`, durable },
+      );
   }
 
   /** At open: a namespace without sessions gets its (empty, complete) index. */
   async start(): Promise<void> {
     const { keys } = this.context;
-    await this.context.scripts.run(
+    await this.context.main.scripts.run(
       startIndexScript,
       [keys.index(), keys.registry('sessions')],
       [],
@@ -63,12 +66,14 @@ export class IndexStore {
       ['HDEL', this.context.keys.index(), id],
       durable,
       `update the session index (${id})`,
+      id,
     );
   }
 
   /** Writes the new index under a build key, chunk by chunk, then renames it into place. */
   async replace(summaries: readonly SessionSummary[], durable: boolean): Promise<void> {
-    const { keys, client } = this.context;
+    const { keys } = this.context;
+    const { client } = this.context.main;
     const live = keys.index();
     const build = keys.indexBuild(this.context.nextWriteToken());
     const operation = 'rebuild the session index';
@@ -87,7 +92,7 @@ export class IndexStore {
   }
 
   async list(options: { cursor: string | null; limit: number }): Promise<IndexPage> {
-    const values = (await this.context.scripts.run(
+    const values = (await this.context.main.scripts.run(
       listIndexScript,
       [this.context.keys.index()],
       [options.cursor ?? '', options.limit],
@@ -114,8 +119,10 @@ export class IndexStore {
     [name, ...args]: [string, ...Array<string | number>],
     durable: boolean,
     operation: string,
+    sessionId?: string,
   ): Promise<void> {
-    const [result] = await this.context.scripts.batch([{ command: name, args }], {
+    const lane = sessionId === undefined ? this.context.main : this.context.lane(sessionId);
+    const [result] = await lane.scripts.batch([{ command: name, args }], {
       operation,
       durable,
     });

@@ -31,7 +31,9 @@ export class JournalStore {
     durability: LogDurability,
   ): Promise<AppendLogResult> {
     if (records.length === 0) return { ok: true };
-    const { keys, scripts } = this.context;
+    const { keys } = this.context;
+    // Every key of a session's journals is on the session's lane: appends keep their order.
+    const { scripts } = this.context.lane(sessionId);
     const operation = `append to the journal of run ${runId} (session ${sessionId})`;
     const args: Array<string | number> = [this.context.nextWriteToken()];
     for (const record of records) args.push(record.sequence, record.text);
@@ -56,7 +58,7 @@ export class JournalStore {
     options: { afterSequence: number; limit: number },
   ): Promise<LogReadResult> {
     const after = Math.max(0, Math.floor(options.afterSequence));
-    const entries = (await this.context.scripts.run(
+    const entries = (await this.context.lane(sessionId).scripts.run(
       readJournalScript,
       [this.context.keys.journal(sessionId, runId)],
       // Each entry holds one record or more: `limit` entries hold at least `limit` records.
@@ -79,7 +81,8 @@ export class JournalStore {
   }
 
   async list(sessionId: string): Promise<string[]> {
-    const { keys, scripts } = this.context;
+    const { keys } = this.context;
+    const { scripts } = this.context.lane(sessionId);
     const runIds = (await scripts.run(
       listJournalsScript,
       [keys.journals(sessionId)],
@@ -90,7 +93,8 @@ export class JournalStore {
   }
 
   async deleteAll(sessionId: string, durable: boolean): Promise<void> {
-    const { keys, scripts } = this.context;
+    const { keys } = this.context;
+    const { scripts } = this.context.lane(sessionId);
     await scripts.run(
       deleteJournalsScript,
       [keys.journals(sessionId)],
@@ -100,7 +104,8 @@ export class JournalStore {
   }
 
   async delete(sessionId: string, runId: string, durable: boolean): Promise<void> {
-    const { keys, scripts } = this.context;
+    const { keys } = this.context;
+    const { scripts } = this.context.lane(sessionId);
     const operation = `delete the journal of run ${runId} (session ${sessionId})`;
     // Two single writes: the stream first, so a crash in between leaves a run id that
     // lists no journal (listing checks the stream), never a journal nothing lists.

@@ -68,6 +68,17 @@ export interface RedisAdapterOptions {
    * @default 10_000
    */
   connectTimeoutMs?: number;
+  /**
+   * With `url`: how many connections the adapter opens to the server. Every key of one
+   * session (its document, journals, index entry) goes on the same connection, chosen by
+   * the session id, so one session's writes keep their order; namespace-wide commands go on
+   * the first. Redis reads a bounded amount from each connection per event-loop turn and,
+   * with `appendfsync always`, fsyncs once per turn: more connections let more concurrent
+   * durable writes share one fsync. Not with `client` (used as it is) or `clusterNodes` (one
+   * connection per node).
+   * @default 4
+   */
+  connections?: number;
 }
 
 export interface ResolvedRedisAdapterOptions {
@@ -83,7 +94,12 @@ export interface ResolvedRedisAdapterOptions {
   readonly durabilityTimeoutMs: number;
   readonly socketTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** Connections to a standalone server the adapter makes (1 for `client` and Cluster). */
+  readonly connections: number;
 }
+
+/** Connections to a `url` when the option is not given (see `connections`). */
+export const DEFAULT_CONNECTIONS = 4;
 
 const clientSchema = z.custom<Redis | Cluster>(
   (value) =>
@@ -121,6 +137,7 @@ const optionsSchema = z
     durabilityTimeoutMs: z.number().int().positive().default(5_000),
     socketTimeoutMs: z.number().int().positive().default(10_000),
     connectTimeoutMs: z.number().int().positive().default(10_000),
+    connections: z.number().int().min(1).max(64).optional(),
   })
   .superRefine((options, context) => {
     const given = (['client', 'url', 'clusterNodes'] as const).filter(
@@ -134,6 +151,13 @@ const optionsSchema = z
           given.length === 0
             ? 'one of `client`, `url` or `clusterNodes` is required'
             : `give one of \`client\`, \`url\` or \`clusterNodes\`, not ${given.map((name) => `\`${name}\``).join(' and ')}`,
+      });
+    }
+    if (options.connections !== undefined && options.url === undefined && given.length === 1) {
+      context.addIssue({
+        code: 'custom',
+        path: ['connections'],
+        message: `applies to \`url\` only: a \`client\` passed in is used as it is, and a Cluster keeps one connection per node`,
       });
     }
     if (options.socketTimeoutMs <= options.durabilityTimeoutMs) {
@@ -174,6 +198,7 @@ export function resolveOptions(options: unknown): ResolvedRedisAdapterOptions {
     durabilityTimeoutMs: data.durabilityTimeoutMs,
     socketTimeoutMs: data.socketTimeoutMs,
     connectTimeoutMs: data.connectTimeoutMs,
+    connections: connection.kind === 'url' ? (data.connections ?? DEFAULT_CONNECTIONS) : 1,
   };
 }
 

@@ -19,8 +19,12 @@ export class QuarantineStore {
   }
 
   async quarantine(collection: Collection, id: string, reason: string): Promise<string> {
-    const { keys, scripts, client } = this.context;
-    const documentKey = keys.document(collection, id).document;
+    const { keys } = this.context;
+    const { document: documentKey, group } = keys.document(collection, id);
+    // The record on the namespace's lane, the move on the document's: each is awaited
+    // before the next, so their order holds across lanes.
+    const { client } = this.context.main;
+    const { scripts } = this.context.lane(group);
     const quarantinedAt = Date.now();
     const unique = `${quarantinedAt.toString(36)}-${randomBytes(4).toString('hex')}`;
     const location = keys.quarantined(collection, id, unique);
@@ -40,7 +44,7 @@ export class QuarantineStore {
   async list(): Promise<QuarantinedDocument[]> {
     const key = this.context.keys.quarantineList();
     const texts = await this.context.command('list quarantined documents', () =>
-      this.context.client.lrange(key, 0, -1),
+      this.context.main.client.lrange(key, 0, -1),
     );
     return texts.map((text) => JSON.parse(text) as QuarantinedDocument);
   }
@@ -49,7 +53,7 @@ export class QuarantineStore {
   async read(location: string): Promise<string | null> {
     if (!this.context.keys.isQuarantineKey(location)) return null;
     const value = await this.context.command('read quarantined bytes', () =>
-      this.context.client.getBuffer(location),
+      this.context.main.client.getBuffer(location),
     );
     if (value === null) return null;
     const parsed = parseDocument(value);

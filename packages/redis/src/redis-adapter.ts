@@ -18,7 +18,7 @@ import {
   type StoredDocument,
   type WriteOptions,
 } from '@keepsake/core';
-import { createClient, masters, type RedisClient, untilReady } from './connection.js';
+import { createClients, masters, type RedisClient, untilReady } from './connection.js';
 import { DocumentStore } from './document-store.js';
 import { type ConfirmMethod, planDurability } from './durability-plan.js';
 import { probeServer } from './durability-probe.js';
@@ -51,7 +51,13 @@ import {
   listJournalsScript,
   readJournalScript,
 } from './scripts/journal-scripts.js';
-import { commandRunner, type StorageContext, writeTokens } from './storage-context.js';
+import {
+  commandRunner,
+  type Lane,
+  laneChooser,
+  type StorageContext,
+  writeTokens,
+} from './storage-context.js';
 
 const SCRIPTS = [
   writeDocumentScript,
@@ -116,9 +122,12 @@ export class RedisAdapter implements StorageAdapterV1 {
   readonly name = ADAPTER_NAME;
   readonly capabilities: AdapterCapabilities;
   readonly keys: KeyLayout;
+  /** The first connection (the one namespace-wide commands use), or the Cluster client. */
   readonly client: RedisClient;
+  /** Every connection: `connections` of them to a standalone `url`, else `client` alone. */
+  readonly clients: readonly RedisClient[];
   private readonly owned: boolean;
-  private readonly scripts: ScriptRunner;
+  private readonly lanes: readonly Lane[];
   private readonly documents: DocumentStore;
   private readonly index: IndexStore;
   private readonly journals: JournalStore;
@@ -132,17 +141,22 @@ export class RedisAdapter implements StorageAdapterV1 {
     this.options = options;
     this.capabilities = redisCapabilities(options.durability);
     this.keys = new KeyLayout(options.keyPrefix);
-    const { client, owned } = createClient(options);
+    const { clients, owned } = createClients(options);
+    const client = clients[0]!;
     this.client = client;
+    this.clients = clients;
     this.owned = owned;
     // A Cluster client's offline queue holds commands while the cluster is unreachable, for
     // as long as it is: each call gets a deadline instead (see deadline.ts).
     const deadlineMs = client.isCluster ? options.socketTimeoutMs : null;
-    this.scripts = new ScriptRunner(client, SCRIPTS, deadlineMs);
+    this.lanes = clients.map((laneClient) => ({
+      client: laneClient,
+      scripts: new ScriptRunner(laneClient, SCRIPTS, deadlineMs),
+    }));
     const context: StorageContext = {
-      client,
+      main: this.lanes[0]!,
+      lane: laneChooser(this.lanes),
       keys: this.keys,
-      scripts: this.scripts,
       standalone: !client.isCluster,
       nextWriteToken: writeTokens(),
       command: commandRunner(deadlineMs),
@@ -170,12 +184,13 @@ export class RedisAdapter implements StorageAdapterV1 {
 
   /** Resolves once the client is connected again (after a restart of the server, say). */
   async whenConnected(timeoutMs = this.options.connectTimeoutMs): Promise<void> {
-    await untilReady(this.client, timeoutMs);
+    await Promise.all(this.clients.map((client) => untilReady(client, timeoutMs)));
   }
 
   private async connectAndProbe(): Promise<RedisDurabilityReport> {
     const { durability, replicas, durabilityTimeoutMs, connectTimeoutMs } = this.options;
-    await untilReady(this.client, connectTimeoutMs);
+    await Promise.all(this.clients.map((client) => untilReady(client, connectTimeoutMs)));
+    // Every connection of a standalone adapter reaches the same server: asked once.
     const nodes = masters(this.client);
     let facts: Awaited<ReturnType<typeof probeServer>>[];
     try {
@@ -187,12 +202,14 @@ export class RedisAdapter implements StorageAdapterV1 {
     if (!plan.ok) {
       throw new RedisDurabilityError(durability, plan.server, `open: ${plan.reason}`);
     }
-    this.scripts.durability = {
-      method: plan.method,
-      replicas,
-      timeoutMs: durabilityTimeoutMs,
-      level: durability,
-    };
+    for (const lane of this.lanes) {
+      lane.scripts.durability = {
+        method: plan.method,
+        replicas,
+        timeoutMs: durabilityTimeoutMs,
+        level: durability,
+      };
+    }
     await this.index.start();
     return { level: durability, method: plan.method, servers: facts.map((fact) => fact.server) };
   }
@@ -310,36 +327,50 @@ export class RedisAdapter implements StorageAdapterV1 {
     await this.journals.delete(sessionId, runId, options.durable);
   }
 
-  /** C1: with `appendfsync always` every reply already followed its fsync; else WAITAOF/WAIT. */
+  /**
+   * C1: with `appendfsync always` every reply already followed its fsync; else WAITAOF or
+   * WAIT on every connection (each confirms only what its own connection wrote).
+   */
   async sync(): Promise<void> {
     await this.ready('sync');
-    await this.scripts.confirmAll(masters(this.client), 'sync');
+    await Promise.all(
+      this.lanes.map((lane) => lane.scripts.confirmAll(masters(lane.client), 'sync')),
+    );
   }
 
-  /** Closes the connection the adapter made (QUIT: replies in flight still arrive). */
+  /** Closes every connection the adapter made (QUIT: replies in flight still arrive). */
   close(): Promise<void> {
-    this.closing ??= this.closeClient();
+    this.closing ??= this.owned
+      ? Promise.all(this.clients.map(closeClient)).then(() => undefined)
+      : Promise.resolve();
     return this.closing;
   }
+}
 
-  private async closeClient(): Promise<void> {
-    if (!this.owned || this.client.status === 'end') return;
-    if (this.client.status === 'wait') {
-      this.client.disconnect();
-      return;
-    }
-    if (this.client.status !== 'ready') {
-      // Reconnecting (or never connected): nothing in flight is waited for.
-      this.client.disconnect();
-      return;
-    }
-    try {
-      await this.client.quit();
-    } catch {
-      // QUIT fails when the connection is already gone: nothing is left to close.
-      this.client.disconnect();
-    }
+/** How long close() waits for the server to close a connection after QUIT. */
+const QUIT_GRACE_MS = 1_000;
+
+async function closeClient(client: RedisClient): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    // Not connected yet, or reconnecting: nothing in flight is waited for.
+    client.disconnect();
+    return;
   }
+  const ended = new Promise((resolve) => client.once('end', resolve));
+  try {
+    await client.quit();
+  } catch {
+    // QUIT fails when the connection is already gone: nothing is left to close.
+    client.disconnect();
+  }
+  // The server closes the connection after its reply to QUIT; close() resolves once it has
+  // (or ends it itself, should the server not do so soon).
+  // (status is read again: QUIT changed it; TypeScript still holds the narrowing above.)
+  if ((client.status as string) === 'end') return;
+  const timer = setTimeout(() => client.disconnect(), QUIT_GRACE_MS);
+  await ended;
+  clearTimeout(timer);
 }
 
 /** Creates the Redis adapter; options are validated here (InvalidConfigError). */

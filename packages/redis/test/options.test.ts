@@ -43,6 +43,32 @@ describe('redisAdapter options', () => {
     expect(invalid({ url: 'redis://a:1', surprise: true })).toContain('surprise');
   });
 
+  it('checks `connections`: a whole number from 1 to 64, and only with `url`', () => {
+    expect(invalid({ url: 'redis://a:1', connections: 0 })).toContain('option `connections`');
+    expect(invalid({ url: 'redis://a:1', connections: 65 })).toContain('option `connections`');
+    expect(invalid({ url: 'redis://a:1', connections: 1.5 })).toContain('option `connections`');
+    expect(invalid({ url: 'redis://a:1', connections: '4' })).toContain('option `connections`');
+    expect(invalid({ clusterNodes: ['a:1'], connections: 2 })).toContain(
+      'option `connections` is invalid: applies to `url` only',
+    );
+    const client = new Redis({ lazyConnect: true });
+    expect(invalid({ client, connections: 2 })).toContain('applies to `url` only');
+    client.disconnect();
+  });
+
+  it('makes `connections` clients for a url (4 by default), one for a client passed in', async () => {
+    const byDefault = redisAdapter({ url: 'redis://127.0.0.1:1' });
+    const two = redisAdapter({ url: 'redis://127.0.0.1:1', connections: 2 });
+    const client = new Redis({ lazyConnect: true });
+    const adopted = redisAdapter({ client });
+    expect(byDefault.clients).toHaveLength(4);
+    expect(two.clients).toHaveLength(2);
+    expect(adopted.clients).toEqual([client]);
+    await Promise.all([byDefault.close(), two.close(), adopted.close()]);
+    expect(client.status).toBe('wait');
+    client.disconnect();
+  });
+
   it('declares capabilities from the configured level', () => {
     const adapter = redisAdapter({ url: 'redis://127.0.0.1:1', durability: 'replicas' });
     expect(adapter.capabilities).toMatchObject({

@@ -202,7 +202,7 @@ function result(context: SectionContext, [saves, journal]: CaseResult[]): Sectio
       },
     ],
     notes: [
-      'Keepsake uses one connection (ioredis pipelines what is in flight); redis-benchmark opens one per client (`-c`).',
+      "Keepsake uses the adapter's default 4 connections (each session's commands on one of them, pipelined); redis-benchmark opens one per client (`-c`).",
       'With `appendfsync always` Redis fsyncs once per event-loop turn for every write of that turn, so concurrent durable writes share fsyncs on both sides.',
       "redis-benchmark's XADD baseline writes single entries with server-made ids; Keepsake's appends carry the record (ids, sequence, timestamps) and the sequence check of a Lua script, and its batches are one entry each.",
     ],
