@@ -14,6 +14,7 @@ import { KEEPSAKE_FS } from './sections/fs/keepsake-fs.js';
 import { pacedStreamsSection } from './sections/fs/paced-streams.js';
 import { HAND_ROLLED_RECOVERY, recoverySection } from './sections/fs/recovery.js';
 import { redisTargets } from './sections/redis/targets.js';
+import { s3Targets } from './sections/s3/targets.js';
 
 const HISTORY_LENGTHS = ['10', '100', '1000', '10000'];
 
@@ -131,4 +132,5 @@ export const targets: readonly Target[] = [
     threshold: 1.15,
   },
   ...redisTargets,
+  ...s3Targets,
 ];

@@ -7,6 +7,7 @@ import {
   type IdPage,
   type ListDocumentsOptions,
   type PutResult,
+  type SessionSummary,
   type StoredDocument,
   type WriteOptions,
   WriteOutcomeUnknownError,
@@ -16,7 +17,22 @@ import { ADAPTER_NAME, classify, toKeepsakeError } from './errors.js';
 import { EtagCache } from './etag-cache.js';
 import type { ObjectInfo, PutConditions } from './requests.js';
 import { KeyedQueue, type StorageContext } from './storage-context.js';
+import { encodeSummary, SUMMARY_METADATA } from './summary-metadata.js';
 import { REVISION_METADATA, revisionOf, WRITE_METADATA } from './write-tokens.js';
+
+/**
+ * B7: what a session write does to the summary its document carries. `set`: this save's
+ * summary (an indexed save); `keep`: the previous version's, carried over (`skipIndex`, so
+ * the listing still shows the last indexed save); `none`: no summary in metadata (not a
+ * session, or a summary too long for metadata, whose entry is then written separately).
+ */
+type SummaryPlan =
+  | { readonly kind: 'set'; readonly encoded: string }
+  | { readonly kind: 'keep' }
+  | { readonly kind: 'none' };
+
+/** Writes an index entry for the document version `etag` (the adapter's IndexStore). */
+export type WriteIndexEntry = (summary: SessionSummary, etag: string | null) => Promise<void>;
 
 /** Conditional PUTs that may meet a stale ETag of the very revision expected, in a row. */
 const STALE_ETAG_REFRESHES = 2;
@@ -36,15 +52,27 @@ const STALE_ETAG_REFRESHES = 2;
  * one's and never reported as another writer's conflict; one that did not land is sent
  * again with the same condition. When every attempt failed, the write rejects with
  * `WriteOutcomeUnknownError` and core settles it before the session's next write.
+ *
+ * B7, one request per indexed save: a session's summary rides in the document's metadata
+ * (`SUMMARY_METADATA`), so the index entry lands with the document or not at all; the
+ * listing turns it into an index entry later (see IndexStore). A save with `skipIndex`
+ * carries the previous version's summary over, from the ETag cache or the HEAD it makes.
  */
 export class DocumentStore {
   private readonly etags = new EtagCache();
   private readonly queue = new KeyedQueue();
 
   private readonly context: StorageContext;
+  private readonly writeIndexEntry: WriteIndexEntry;
 
-  constructor(context: StorageContext) {
+  constructor(context: StorageContext, writeIndexEntry: WriteIndexEntry) {
     this.context = context;
+    this.writeIndexEntry = writeIndexEntry;
+  }
+
+  /** The ETag (key form) of the session document version this adapter last read or wrote. */
+  knownEtag(id: string): string | null {
+    return this.etags.get(this.context.keys.document('sessions', id))?.etag ?? null;
   }
 
   async get(collection: Collection, id: string): Promise<StoredDocument | null> {
@@ -54,9 +82,8 @@ export class DocumentStore {
       this.etags.forget(key);
       return null;
     }
-    const revision = revisionOf(read.metadata);
-    this.etags.remember(key, { revision, etag: read.etag });
-    return { revision, base: read.body, deltas: [] };
+    this.rememberStored(key, read);
+    return { revision: revisionOf(read.metadata), base: read.body, deltas: [] };
   }
 
   async has(collection: Collection, id: string): Promise<boolean> {
@@ -77,31 +104,75 @@ export class DocumentStore {
       );
     }
     const key = this.context.keys.document(collection, id);
-    if (this.context.checksConditionsItself()) {
-      return this.queue.run(key, () => this.write(key, write, options.expectedRevision, true));
+    const summary = collection === 'sessions' ? options.indexEntry : undefined;
+    const encoded = summary === undefined ? null : encodeSummary(summary);
+    const plan: SummaryPlan =
+      encoded !== null
+        ? { kind: 'set', encoded }
+        : collection === 'sessions' && summary === undefined
+          ? { kind: 'keep' }
+          : { kind: 'none' };
+    const written = this.context.checksConditionsItself()
+      ? this.queue.run(key, () => this.write(key, write, options.expectedRevision, plan, true))
+      : this.write(key, write, options.expectedRevision, plan, false);
+    if (summary === undefined || encoded !== null) return written;
+    return written.then((result) => this.withSeparateEntry(key, summary, result));
+  }
+
+  /**
+   * B7: a summary too long for metadata is written as its own entry once the document has
+   * landed; its failure is the save's `indexFailure` (the document is stored).
+   */
+  private async withSeparateEntry(
+    key: string,
+    summary: SessionSummary,
+    result: PutResult,
+  ): Promise<PutResult> {
+    if (!result.ok) return result;
+    try {
+      await this.writeIndexEntry(summary, this.etags.get(key)?.etag ?? null);
+      return result;
+    } catch (error) {
+      return { ok: true, indexFailure: error instanceof Error ? error : new Error(String(error)) };
     }
-    return this.write(key, write, options.expectedRevision, false);
   }
 
   private async write(
     key: string,
     write: DocumentWrite,
     expected: number | null,
+    plan: SummaryPlan,
     checkFirst: boolean,
   ): Promise<PutResult> {
     const { requests } = this.context;
     const token = this.context.nextWriteToken();
-    const metadata = { [REVISION_METADATA]: String(write.revision), [WRITE_METADATA]: token };
+    const metadata: Record<string, string> = {
+      [REVISION_METADATA]: String(write.revision),
+      [WRITE_METADATA]: token,
+    };
     const operation = 'write a document';
     let conditions: PutConditions;
+    // The summary the version replaced carries (plan `keep`), known with its ETag.
+    let previousSummary: string | undefined;
     const cached = this.etags.get(key);
     if (expected === null) conditions = { ifNoneMatch: true };
-    else if (cached?.revision === expected && !checkFirst) conditions = { ifMatch: cached.etag };
-    else {
+    else if (cached?.revision === expected && !checkFirst) {
+      conditions = { ifMatch: cached.etag };
+      previousSummary = cached.summary;
+    } else {
       const found = await this.current(key, expected);
       if ('conflict' in found) return found.conflict;
       conditions = { ifMatch: found.etag };
+      previousSummary = found.summary;
     }
+    const summaryFor = (previous: string | undefined) =>
+      plan.kind === 'set' ? plan.encoded : plan.kind === 'keep' ? previous : undefined;
+    const setSummary = (previous: string | undefined) => {
+      const summary = summaryFor(previous);
+      if (summary === undefined) delete metadata[SUMMARY_METADATA];
+      else metadata[SUMMARY_METADATA] = summary;
+    };
+    setSummary(previousSummary);
     if (checkFirst && expected === null) {
       const existing = await requests.head(key, 'check a document');
       if (existing !== null) return this.conflictWith(key, existing);
@@ -121,17 +192,21 @@ export class DocumentStore {
             : new BackendUnavailableError(ADAPTER_NAME, `${operation}: not sent`, { cause: error });
         }
         await sleep(backoffDelay(requests.retry, attempt - 1));
-        if (failure.sent && (await this.landed(key, token, write.revision))) return { ok: true };
+        if (failure.sent && (await this.landed(key, token))) return { ok: true };
         continue;
       }
       if (outcome.ok) {
-        this.etags.remember(key, { revision: write.revision, etag: outcome.etag });
+        this.etags.remember(key, {
+          revision: write.revision,
+          etag: outcome.etag,
+          summary: metadata[SUMMARY_METADATA],
+        });
         return { ok: true };
       }
       // 412: another writer, or an earlier attempt of this very write that landed.
       const stored = await this.headForWrite(key);
       if (stored !== null && stored.metadata[WRITE_METADATA] === token) {
-        this.etags.remember(key, { revision: write.revision, etag: stored.etag });
+        this.rememberStored(key, stored);
         return { ok: true };
       }
       if (stored === null && expected === null && attempt + 1 < requests.retry.attempts) {
@@ -145,6 +220,7 @@ export class DocumentStore {
         if (refreshes < STALE_ETAG_REFRESHES) {
           refreshes++;
           conditions = { ifMatch: stored.etag };
+          setSummary(stored.metadata[SUMMARY_METADATA]);
           continue;
         }
       }
@@ -156,21 +232,31 @@ export class DocumentStore {
   private async current(
     key: string,
     expected: number,
-  ): Promise<{ etag: string } | { conflict: PutResult }> {
+  ): Promise<{ etag: string; summary: string | undefined } | { conflict: PutResult }> {
     const stored = await this.context.requests.head(key, 'check a document');
     if (stored === null) return { conflict: this.conflictWithNothing(key) };
-    const revision = revisionOf(stored.metadata);
-    this.etags.remember(key, { revision, etag: stored.etag });
+    const revision = this.rememberStored(key, stored);
     if (revision !== expected) return { conflict: { ok: false, currentRevision: revision } };
-    return { etag: stored.etag };
+    return { etag: stored.etag, summary: stored.metadata[SUMMARY_METADATA] };
   }
 
   /** After an attempt whose reply was lost: whether the object now is this write's. */
-  private async landed(key: string, token: string, revision: number): Promise<boolean> {
+  private async landed(key: string, token: string): Promise<boolean> {
     const stored = await this.headForWrite(key);
     if (stored === null || stored.metadata[WRITE_METADATA] !== token) return false;
-    this.etags.remember(key, { revision, etag: stored.etag });
+    this.rememberStored(key, stored);
     return true;
+  }
+
+  /** Remembers what a HEAD or GET found (revision, ETag, summary); returns the revision. */
+  private rememberStored(key: string, stored: ObjectInfo): number {
+    const revision = revisionOf(stored.metadata);
+    this.etags.remember(key, {
+      revision,
+      etag: stored.etag,
+      summary: stored.metadata[SUMMARY_METADATA],
+    });
+    return revision;
   }
 
   /** A HEAD whose failure leaves the write's outcome unknown. */
@@ -183,9 +269,7 @@ export class DocumentStore {
   }
 
   private conflictWith(key: string, stored: ObjectInfo): PutResult {
-    const revision = revisionOf(stored.metadata);
-    this.etags.remember(key, { revision, etag: stored.etag });
-    return { ok: false, currentRevision: revision };
+    return { ok: false, currentRevision: this.rememberStored(key, stored) };
   }
 
   private conflictWithNothing(key: string): PutResult {

@@ -4,6 +4,12 @@ const MAX_ENTRIES = 10_000;
 export interface KnownVersion {
   readonly revision: number;
   readonly etag: string;
+  /**
+   * B7: the summary metadata this version carries (`SUMMARY_METADATA`), undefined for none:
+   * a save that does not update the index (`skipIndex`) carries it over unchanged, so the
+   * document always names its last indexed summary.
+   */
+  readonly summary: string | undefined;
 }
 
 /**

@@ -1,41 +1,59 @@
 import type { IndexPage, SessionSummary } from '@keepsake/core';
 import { inBatches } from './in-batches.js';
-import type { ListedObject } from './requests.js';
+import {
+  type ListedEntry,
+  newestFirst,
+  resolveEntries,
+  type UncheckedSession,
+} from './index-resolution.js';
 import type { StorageContext } from './storage-context.js';
+import { carriedSummary, etagKeyPart } from './summary-metadata.js';
 
-/** GETs of entry bodies a listing makes at once. */
+/** Requests (GETs, HEADs) a listing makes at once. */
 const READS_AT_ONCE = 16;
 
-interface Entry {
-  readonly sessionId: string;
-  readonly updatedAt: number;
-  readonly key: string;
-  readonly lastModified: number;
+/** A session on the listing: its entry, and its summary text when the listing already has it. */
+interface Listed {
+  readonly entry: ListedEntry;
+  readonly text?: string;
 }
 
 /**
- * B7: the session index as one small object per entry, `index/<sessionId>/<updatedAt>`,
- * holding the summary, plus `index/.present` saying the index exists (a missing index is
- * reported, never restarted by a put).
+ * B7: the session index. A session document carries the summary of its last indexed save
+ * in its metadata (see DocumentStore), so an indexed save is one PUT; the index proper is
+ * a cache of those summaries, one small object per entry,
+ * `index/<sessionId>/<updatedAt>.<etag>`, naming the document version it summarizes, plus
+ * `index/.present` saying the index exists (a missing index is reported, never restarted
+ * by a put).
  *
- * Writing an entry is one PUT; an entry never changes key in place, so a save that moves
- * `updatedAt` leaves the session's older entry behind. A listing LISTs every key under
- * `index/` (one request per 1000 keys: S3 LIST is strongly consistent, so it sees every
- * entry written before it), keeps each session's newest entry (the one written last, by the
- * server's LastModified; then the larger updatedAt), removes the older ones in one
- * DeleteObjects request, sorts by updatedAt descending then id, and GETs the page's
- * summaries. So a page of `limit` entries costs ⌈keys/1000⌉ LISTs + `limit` GETs (+1
- * DeleteObjects when older entries were left), and core adds one HEAD per entry (B7's
- * check that the document exists).
+ * A listing LISTs every key under `index/`, then every session document (S3 LIST is
+ * strongly consistent, and lists each object's ETag). A document whose ETag names one of
+ * its entries is listed from that entry. Any other document changed since the last
+ * listing: one HEAD reads the summary it carries, which the listing writes as the entry of
+ * that version (one PUT, so the next listing does not ask again). A document that carries
+ * none (created with `skipIndex`, a summary too long for metadata, written before this
+ * layout) keeps its newest entry, copied under its new version; with no entry at all it is
+ * not listed (B7: never indexed). Entries superseded are removed in one DeleteObjects; an
+ * entry whose document is not listed is passed on, and core, finding the document gone,
+ * removes it (B7). Then the page is sorted by updatedAt descending then id, and the
+ * summaries not already read are GET.
+ *
+ * So a page of `limit` entries costs ⌈index keys/1000⌉ + ⌈sessions/1000⌉ LISTs, a HEAD and
+ * a PUT per session saved since the last listing, and up to `limit` GETs (+1 DeleteObjects
+ * when entries were superseded); core adds one HEAD per entry (B7's check that the document
+ * exists).
  */
 export class IndexStore {
   /** Whether the index exists, as this adapter last saw; null until `start()`. */
   private present: boolean | null = null;
 
   private readonly context: StorageContext;
+  /** The ETag of the session document version this adapter last read or wrote, if known. */
+  private readonly knownEtag: (sessionId: string) => string | null;
 
-  constructor(context: StorageContext) {
+  constructor(context: StorageContext, knownEtag: (sessionId: string) => string | null) {
     this.context = context;
+    this.knownEtag = knownEtag;
   }
 
   /** At open: a namespace without sessions starts with an empty index (nothing to rebuild). */
@@ -57,16 +75,34 @@ export class IndexStore {
     this.present = false;
   }
 
-  /** B7: an index found missing stays missing (the entry is dropped) until core rebuilds it. */
+  /**
+   * B7: an entry written by core (a repair after a failed index write), for the version this
+   * adapter last wrote when it knows it. An index found missing stays missing (the entry is
+   * dropped) until core rebuilds it.
+   */
   async put(summary: SessionSummary): Promise<void> {
+    await this.putFor(summary, this.knownEtag(summary.id));
+  }
+
+  /** Writes the entry of the document version `etag` (as S3 returned it; null: unknown). */
+  async putFor(summary: SessionSummary, etag: string | null): Promise<void> {
     if (!(await this.exists())) return;
-    const { requests, keys } = this.context;
-    await requests.put(
-      keys.indexEntry(summary.id, summary.updatedAt),
-      JSON.stringify(summary),
-      {},
-      'write the index',
+    await this.writeEntry(summary.id, summary.updatedAt, etag, JSON.stringify(summary));
+  }
+
+  private async writeEntry(
+    sessionId: string,
+    updatedAt: number,
+    etag: string | null,
+    text: string,
+  ): Promise<string> {
+    const key = this.context.keys.indexEntry(
+      sessionId,
+      updatedAt,
+      etag === null ? null : etagKeyPart(etag),
     );
+    await this.context.requests.put(key, text, {}, 'write the index');
+    return key;
   }
 
   /** Removes every entry of the session: one LIST and one DeleteObjects. */
@@ -93,9 +129,10 @@ export class IndexStore {
       old.map((entry) => entry.key),
       'rebuild the index',
     );
+    // Versions unknown: the next listing checks each document once (a HEAD each).
     await inBatches(summaries, READS_AT_ONCE, (summary) =>
       requests.put(
-        keys.indexEntry(summary.id, summary.updatedAt),
+        keys.indexEntry(summary.id, summary.updatedAt, null),
         JSON.stringify(summary),
         {},
         'rebuild the index',
@@ -110,33 +147,41 @@ export class IndexStore {
     const marker = listed.some((object) => object.key === keys.indexPresent);
     this.present = marker;
     if (!marker) return { status: 'missing' };
-    const { current, older } = this.newestPerSession(listed);
-    if (older.length > 0) {
+    const documents = await requests.listAll(keys.documentPrefix('sessions'), 'read the index');
+    const { current, unchecked, obsolete } = resolveEntries(keys, listed, documents);
+    const sessions: Listed[] = current.map((entry) => ({ entry }));
+    const checked = await inBatches(unchecked, READS_AT_ONCE, (session) =>
+      this.check(session, obsolete),
+    );
+    for (const session of checked) if (session !== null) sessions.push(session);
+    if (obsolete.length > 0) {
       // Housekeeping only: a failure leaves them for the next listing to remove.
-      await requests.deleteMany(older, 'remove older index entries').catch(() => undefined);
+      await requests.deleteMany(obsolete, 'remove older index entries').catch(() => undefined);
     }
-    current.sort(
+    sessions.sort(
       (left, right) =>
-        right.updatedAt - left.updatedAt ||
-        (left.sessionId < right.sessionId ? -1 : left.sessionId > right.sessionId ? 1 : 0),
+        right.entry.updatedAt - left.entry.updatedAt ||
+        (left.entry.sessionId < right.entry.sessionId
+          ? -1
+          : left.entry.sessionId > right.entry.sessionId
+            ? 1
+            : 0),
     );
-    const start = options.cursor === null ? 0 : startAfterCursor(current, options.cursor);
-    const page = current.slice(start, start + options.limit);
-    const bodies = await inBatches(page, READS_AT_ONCE, (entry) =>
-      requests.get(entry.key, 'read the index'),
-    );
+    const start = options.cursor === null ? 0 : startAfterCursor(sessions, options.cursor);
+    const page = sessions.slice(start, start + options.limit);
+    const texts = await inBatches(page, READS_AT_ONCE, (session) => this.textOf(session));
     const entries: unknown[] = [];
-    for (const [index, read] of bodies.entries()) {
-      // Removed since the LIST (a delete, another listing's housekeeping): not shown.
-      if (read === null) continue;
+    for (const [index, text] of texts.entries()) {
+      // Deleted since the listings: not shown.
+      if (text === null) continue;
       try {
-        entries.push(JSON.parse(read.body));
+        entries.push(JSON.parse(text));
       } catch {
-        return { status: 'corrupt', reason: `index entry ${page[index]!.key} is not JSON` };
+        return { status: 'corrupt', reason: `index entry ${page[index]!.entry.key} is not JSON` };
       }
     }
-    const last = page.at(-1);
-    const more = start + options.limit < current.length && last !== undefined;
+    const last = page.at(-1)?.entry;
+    const more = start + options.limit < sessions.length && last !== undefined;
     return {
       status: 'ok',
       entries,
@@ -144,28 +189,88 @@ export class IndexStore {
     };
   }
 
-  private newestPerSession(listed: readonly ListedObject[]): {
-    current: Entry[];
-    older: string[];
-  } {
-    const newest = new Map<string, Entry>();
-    const older: string[] = [];
-    for (const object of listed) {
-      const parsed = this.context.keys.parseIndexEntry(object.key);
-      if (parsed === null) continue;
-      const entry: Entry = { ...parsed, key: object.key, lastModified: object.lastModified };
-      const known = newest.get(entry.sessionId);
-      if (known === undefined) {
-        newest.set(entry.sessionId, entry);
-        continue;
-      }
-      const newer =
-        entry.lastModified > known.lastModified ||
-        (entry.lastModified === known.lastModified && entry.updatedAt > known.updatedAt);
-      older.push(newer ? known.key : entry.key);
-      if (newer) newest.set(entry.sessionId, entry);
+  /**
+   * A session whose document changed since its entry was written: the summary its
+   * document carries, else its newest entry, written as the entry of the version the HEAD
+   * saw. Its older entries go to `obsolete`; null when it is not to be listed.
+   */
+  private async check(session: UncheckedSession, obsolete: string[]): Promise<Listed | null> {
+    const { requests, keys } = this.context;
+    const { sessionId, entries } = session;
+    const stored = await requests.head(keys.document('sessions', sessionId), 'read the index');
+    if (stored === null) {
+      // Deleted since the document listing.
+      for (const entry of entries) obsolete.push(entry.key);
+      return null;
     }
-    return { current: [...newest.values()], older };
+    const carried = carriedSummary(stored.metadata);
+    let text: string;
+    let updatedAt: number;
+    let kept: ListedEntry | undefined;
+    if (carried !== null) {
+      ({ text, updatedAt } = carried);
+    } else {
+      const found = await this.newestEntryText(sessionId, entries);
+      if (found === null) return null;
+      ({ text } = found);
+      kept = found.entry;
+      updatedAt = kept.updatedAt;
+    }
+    const key = await this.writeEntry(sessionId, updatedAt, stored.etag, text).catch(() => null);
+    for (const entry of entries) {
+      // The entry carried over is removed only once its copy is written.
+      if (entry.key !== key && (entry !== kept || key !== null)) obsolete.push(entry.key);
+    }
+    const entry: ListedEntry = {
+      sessionId,
+      updatedAt,
+      etag: etagKeyPart(stored.etag),
+      key: key ?? kept?.key ?? '',
+      lastModified: stored.lastModified,
+    };
+    return { entry, text };
+  }
+
+  /**
+   * The newest of the session's entries and its text. One listed may have been removed by
+   * another listing meanwhile (superseded by a newer one): the session's entries are then
+   * listed again, once.
+   */
+  private async newestEntryText(
+    sessionId: string,
+    listed: readonly ListedEntry[],
+  ): Promise<{ entry: ListedEntry; text: string } | null> {
+    let entries = listed;
+    for (let round = 0; round < 2; round++) {
+      const newest = newestFirst(entries)[0];
+      if (newest === undefined) return null;
+      const read = await this.context.requests.get(newest.key, 'read the index');
+      if (read !== null) return { entry: newest, text: read.body };
+      entries = await this.entriesOf(sessionId);
+    }
+    return null;
+  }
+
+  /** The summary text of a listed session: read already, else its entry's body. */
+  private async textOf(session: Listed): Promise<string | null> {
+    if (session.text !== undefined) return session.text;
+    const read = await this.context.requests.get(session.entry.key, 'read the index');
+    if (read !== null) return read.body;
+    // Removed by another listing since (superseded by a newer version's entry): ask again.
+    const { sessionId } = session.entry;
+    const checked = await this.check({ sessionId, entries: await this.entriesOf(sessionId) }, []);
+    return checked?.text ?? null;
+  }
+
+  private async entriesOf(sessionId: string): Promise<ListedEntry[]> {
+    const { requests, keys } = this.context;
+    const listed = await requests.listAll(keys.indexEntriesOf(sessionId), 'read the index');
+    return listed.flatMap((object) => {
+      const parsed = keys.parseIndexEntry(object.key);
+      return parsed === null
+        ? []
+        : [{ ...parsed, key: object.key, lastModified: object.lastModified }];
+    });
   }
 
   private async exists(): Promise<boolean> {
@@ -183,12 +288,12 @@ export class IndexStore {
 }
 
 /** The position after the cursor `<updatedAt>:<id>` in the sorted entries. */
-function startAfterCursor(sorted: readonly Entry[], cursor: string): number {
+function startAfterCursor(sorted: readonly Listed[], cursor: string): number {
   const separator = cursor.indexOf(':');
   const updatedAt = Number(cursor.slice(0, separator));
   const id = cursor.slice(separator + 1);
   const index = sorted.findIndex(
-    (entry) =>
+    ({ entry }) =>
       entry.updatedAt < updatedAt || (entry.updatedAt === updatedAt && entry.sessionId > id),
   );
   return index < 0 ? sorted.length : index;

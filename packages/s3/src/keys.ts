@@ -15,7 +15,9 @@ const TIME_WIDTH = 15;
  * ```
  * <prefix>/doc/<collection>/<id>                       a document (one object, conditional PUT)
  * <prefix>/journal/<sessionId>/<runId>/<firstSequence> a segment of a run's journal
- * <prefix>/index/<sessionId>/<updatedAt>               a session's index entry (its summary)
+ * <prefix>/index/<sessionId>/<updatedAt>.<etag>        a session's index entry (its summary) for
+ *                                                      the document whose ETag is <etag>
+ * <prefix>/index/<sessionId>/<updatedAt>               an entry for a document version not known
  * <prefix>/index/.present                              the index exists (B7: missing vs empty)
  * <prefix>/quarantine/<collection>/<id>/<time>-<nonce> a quarantined document's bytes
  * <prefix>/probe/<nonce>                               the capability probe's scratch object
@@ -73,15 +75,25 @@ export class KeyLayout {
     return `${this.indexEntries}${sessionId}/`;
   }
 
-  indexEntry(sessionId: string, updatedAt: number): string {
-    return `${this.indexEntriesOf(sessionId)}${pad(updatedAt, TIME_WIDTH)}`;
+  /**
+   * `etag` (see `etagKeyPart`) names the document version the entry summarizes; null when
+   * the writer does not know it (a rebuild, a repair of a version this process did not
+   * write), so the next listing checks the document.
+   */
+  indexEntry(sessionId: string, updatedAt: number, etag: string | null): string {
+    const version = etag === null ? '' : `.${etag}`;
+    return `${this.indexEntriesOf(sessionId)}${pad(updatedAt, TIME_WIDTH)}${version}`;
   }
 
-  /** The session id and updatedAt of an index entry key, or null for a key that is not one. */
-  parseIndexEntry(key: string): { sessionId: string; updatedAt: number } | null {
-    const match = /^([A-Za-z0-9_-]{1,128})\/(\d{15})$/.exec(key.slice(this.indexEntries.length));
+  /** The parts of an index entry key, or null for a key that is not one. */
+  parseIndexEntry(
+    key: string,
+  ): { sessionId: string; updatedAt: number; etag: string | null } | null {
+    const match = /^([A-Za-z0-9_-]{1,128})\/(\d{15})(?:\.([A-Za-z0-9_-]{1,64}))?$/.exec(
+      key.slice(this.indexEntries.length),
+    );
     if (match === null) return null;
-    return { sessionId: match[1]!, updatedAt: Number(match[2]) };
+    return { sessionId: match[1]!, updatedAt: Number(match[2]), etag: match[3] ?? null };
   }
 
   /** Listed with the entries (ids hold no "."), so one LIST says whether the index exists. */

@@ -28,6 +28,8 @@ export interface ObjectRead extends ObjectInfo {
 export interface ListedObject {
   readonly key: string;
   readonly lastModified: number;
+  /** As S3 lists it (quoted); '' when the endpoint leaves it out. */
+  readonly etag: string;
 }
 
 export interface ListPage {
@@ -253,7 +255,7 @@ export class S3Requests {
   ): Promise<ListPage> {
     return this.idempotent(operation, async () => {
       const output = await this.send<{
-        Contents?: Array<{ Key?: string; LastModified?: Date }>;
+        Contents?: Array<{ Key?: string; LastModified?: Date; ETag?: string }>;
         CommonPrefixes?: Array<{ Prefix?: string }>;
         IsTruncated?: boolean;
         NextContinuationToken?: string;
@@ -271,7 +273,13 @@ export class S3Requests {
         objects: (output.Contents ?? []).flatMap((entry) =>
           entry.Key === undefined
             ? []
-            : [{ key: entry.Key, lastModified: entry.LastModified?.getTime() ?? 0 }],
+            : [
+                {
+                  key: entry.Key,
+                  lastModified: entry.LastModified?.getTime() ?? 0,
+                  etag: entry.ETag ?? '',
+                },
+              ],
         ),
         prefixes: (output.CommonPrefixes ?? []).flatMap((entry) =>
           entry.Prefix === undefined ? [] : [entry.Prefix],

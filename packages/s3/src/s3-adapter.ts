@@ -50,6 +50,8 @@ export function s3Capabilities(unsafeSingleWriter: boolean): AdapterCapabilities
     nativeAppend: true,
     // Each run's appends are its own objects: concurrent appends share no flush.
     groupCommit: false,
+    // B7: a save's summary rides in its document's metadata: one PUT per indexed save.
+    indexWithDocument: true,
     clusterSafeKeys: false,
     gaps: unsafeSingleWriter
       ? [
@@ -99,8 +101,12 @@ export class S3Adapter implements StorageAdapterV1 {
       nextWriteToken: writeTokens(),
       checksConditionsItself: () => this.conditionsChecked,
     };
-    this.documents = new DocumentStore(context);
-    this.index = new IndexStore(context);
+    // Each needs the other: an indexed save's long summary is written as an entry, and an
+    // entry repaired by core names the version the documents last wrote.
+    this.index = new IndexStore(context, (sessionId) => this.documents.knownEtag(sessionId));
+    this.documents = new DocumentStore(context, (summary, etag) =>
+      this.index.putFor(summary, etag),
+    );
     this.journals = new JournalStore(context, options.journal);
     this.quarantine = new QuarantineStore(context);
   }

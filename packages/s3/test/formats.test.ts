@@ -3,6 +3,13 @@ import { backoffDelay } from '../src/backoff.js';
 import { classify } from '../src/errors.js';
 import { KeyLayout } from '../src/keys.js';
 import { decodeSegment, encodeSegment } from '../src/segment-format.js';
+import {
+  carriedSummary,
+  encodeSummary,
+  etagKeyPart,
+  SUMMARY_METADATA,
+  SUMMARY_METADATA_LIMIT,
+} from '../src/summary-metadata.js';
 
 describe('key layout', () => {
   const keys = new KeyLayout('app/tenant');
@@ -16,15 +23,61 @@ describe('key layout', () => {
     expect(keys.segmentFirstSequence(keys.journal('s', 'r'), `${keys.journal('s', 'r')}x`)).toBe(
       null,
     );
-    expect(keys.parseIndexEntry(keys.indexEntry('my-session', 1_700_000_000_123))).toEqual({
+    expect(keys.parseIndexEntry(keys.indexEntry('my-session', 1_700_000_000_123, null))).toEqual({
       sessionId: 'my-session',
       updatedAt: 1_700_000_000_123,
+      etag: null,
     });
+    // B7: an entry names the document version it summarizes by its ETag.
+    const etag = etagKeyPart('"0123456789abcdef0123456789abcdef"');
+    expect(etag).toBe('0123456789abcdef0123456789abcdef');
+    expect(keys.parseIndexEntry(keys.indexEntry('s', 5, etag))).toEqual({
+      sessionId: 's',
+      updatedAt: 5,
+      etag,
+    });
+    // An ETag of another shape is hashed into the key's alphabet, never used as it is.
+    expect(etagKeyPart('"W/a b/c"')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // The marker is listed with the entries but is never taken for one.
     expect(keys.indexPresent.startsWith(keys.indexEntries)).toBe(true);
     expect(keys.parseIndexEntry(keys.indexPresent)).toBeNull();
     // One session's entries are never listed under another id that extends it.
-    expect(keys.indexEntry('ab', 1).startsWith(keys.indexEntriesOf('a'))).toBe(false);
+    expect(keys.indexEntry('ab', 1, null).startsWith(keys.indexEntriesOf('a'))).toBe(false);
+  });
+});
+
+describe('summary metadata (B7)', () => {
+  const summary = {
+    id: 's1',
+    title: 'Ünïcode 💡 title',
+    createdAt: 1,
+    updatedAt: 1_700_000_000_123,
+    messageCount: 3,
+    pending: false,
+    parentId: null,
+    rotatedTo: null,
+  };
+
+  it('round-trips a summary through ASCII metadata', () => {
+    const encoded = encodeSummary(summary);
+    expect(encoded).toMatch(/^[A-Za-z0-9_-]+$/);
+    const carried = carriedSummary({ [SUMMARY_METADATA]: encoded! });
+    expect(carried?.updatedAt).toBe(summary.updatedAt);
+    expect(JSON.parse(carried!.text)).toEqual(summary);
+  });
+
+  it('refuses a summary too long for S3 metadata, so its entry is written on its own', () => {
+    const long = { ...summary, title: '💡'.repeat(SUMMARY_METADATA_LIMIT) };
+    expect(encodeSummary(long)).toBeNull();
+  });
+
+  it('reads no summary from metadata that is missing, not base64url, not JSON or has no updatedAt', () => {
+    const encode = (text: string) => Buffer.from(text).toString('base64url');
+    expect(carriedSummary({})).toBeNull();
+    expect(carriedSummary({ [SUMMARY_METADATA]: 'not base64url!' })).toBeNull();
+    expect(carriedSummary({ [SUMMARY_METADATA]: encode('{"id":') })).toBeNull();
+    expect(carriedSummary({ [SUMMARY_METADATA]: encode('{"id":"s"}') })).toBeNull();
+    expect(carriedSummary({ [SUMMARY_METADATA]: encode('{"updatedAt":-1}') })).toBeNull();
   });
 });
 

@@ -13,4 +13,4 @@ installShutdownHooks(store); // C2: flush on SIGTERM/SIGINT, then close the clie
 
 const session = await store.create({ title: 'Support chat' }, { fsync: true });
 session.messages.push(createMessage({ role: 'user', content: 'Hello' }));
-await store.save(session, { fsync: true, skipIndex: true }); // one conditional PUT
+await store.save(session, { fsync: true }); // one conditional PUT, index entry included

@@ -6,8 +6,9 @@ import { openStore, type S3Fixture, startFixture, userMessage } from './helpers/
 
 /**
  * What each operation costs in requests on a real RGW, counted by the test client's
- * middleware: one PUT per save once the ETag is known (no read before the write), one PUT per
- * journal append, and the probe's verdicts at open.
+ * middleware: one PUT per save once the ETag is known (no read before the write, the index
+ * entry in the document's metadata), one PUT per journal append, what a listing costs, and
+ * the probe's verdicts at open.
  */
 let fixture: S3Fixture;
 beforeAll(async () => {
@@ -18,20 +19,76 @@ afterAll(async () => {
 });
 
 describe('request costs', () => {
-  it('B4: a save with skipIndex is one PUT; an indexed save adds one PUT of its index entry', async () => {
-    const { store, close } = openStore(fixture.options('costs'));
-    const session = await store.create({ title: 'costs' }, { fsync: true });
-    for (const [index, skipIndex] of [true, false, true, false].entries()) {
+  it('B4, B7: every save is one PUT, indexed or not; a listing elsewhere shows the last indexed save', async () => {
+    const options = fixture.options('costs');
+    const { store, close } = openStore(options);
+    const session = await store.create({ title: 'created' }, { fsync: true });
+    let indexedTitle = 'created';
+    for (const [index, skipIndex] of [true, false, true, true, false, true].entries()) {
       session.messages.push(userMessage(`m${index}`));
+      session.title = skipIndex ? `unindexed ${index}` : `indexed ${index}`;
+      if (!skipIndex) indexedTitle = session.title;
       const from = fixture.faults.seen.length;
       await store.save(session, { fsync: true, skipIndex });
       const sent = fixture.faults.seen.slice(from);
       expect(
         sent.map((request) => request.command),
         `save ${index} (skipIndex ${skipIndex})`,
-      ).toEqual(skipIndex ? ['PutObjectCommand'] : ['PutObjectCommand', 'PutObjectCommand']);
+      ).toEqual(['PutObjectCommand']);
       expect(sent[0]?.key).toContain('/doc/sessions/');
+      // Another process (no ETag cache, nothing in memory) lists the last indexed summary.
+      const reader = openStore(options);
+      const listed = (await reader.store.list({ limit: 10 })).sessions;
+      expect(listed.map((entry) => [entry.id, entry.title])).toEqual([[session.id, indexedTitle]]);
+      await reader.close();
     }
+    await close();
+  });
+
+  it('B7: a listing after no save reads the entries it wrote: two LISTs and a GET per entry, no HEAD of its own', async () => {
+    const options = fixture.options('list-costs');
+    const { store, close } = openStore(options);
+    for (const title of ['one', 'two', 'three']) await store.create({ title }, { fsync: true });
+    const first = fixture.faults.seen.length;
+    await store.list({ limit: 10 });
+    const checked = fixture.faults.seen.slice(first).map((request) => request.command);
+    // Three sessions saved since the last listing: a HEAD each (the summary their document
+    // carries) and a PUT of its entry; core adds one HEAD per listed entry.
+    expect(checked.filter((command) => command === 'ListObjectsV2Command')).toHaveLength(2);
+    expect(checked.filter((command) => command === 'PutObjectCommand')).toHaveLength(3);
+    const from = fixture.faults.seen.length;
+    const titles = (await store.list({ limit: 10 })).sessions.map((entry) => entry.title);
+    expect(titles).toEqual(['three', 'two', 'one']);
+    const sent = fixture.faults.seen.slice(from).map((request) => request.command);
+    expect(sent.filter((command) => command === 'ListObjectsV2Command')).toHaveLength(2);
+    expect(sent.filter((command) => command === 'GetObjectCommand')).toHaveLength(3);
+    expect(sent.filter((command) => command === 'PutObjectCommand')).toHaveLength(0);
+    // The three HEADs are core's B7 check that each listed document exists.
+    expect(sent.filter((command) => command === 'HeadObjectCommand')).toHaveLength(3);
+    await close();
+  });
+
+  it('B7: a summary too long for S3 metadata is written as its own entry after the document', async () => {
+    const options = fixture.options('long-title');
+    const { store, close } = openStore(options);
+    const session = await store.create({ title: 'short' }, { fsync: true });
+    session.title = '💡'.repeat(1_000);
+    const from = fixture.faults.seen.length;
+    await store.save(session, { fsync: true });
+    const sent = fixture.faults.seen.slice(from);
+    expect(sent.map((request) => request.command)).toEqual([
+      'PutObjectCommand',
+      'PutObjectCommand',
+    ]);
+    expect(sent[0]?.key).toContain('/doc/sessions/');
+    expect(sent[1]?.key).toContain('/index/');
+    // A later save with skipIndex keeps it listed, as the last indexed save left it.
+    session.title = 'unindexed';
+    await store.save(session, { fsync: true, skipIndex: true });
+    const reader = openStore(options);
+    const listed = (await reader.store.list({ limit: 10 })).sessions;
+    expect(listed.map((entry) => entry.title)).toEqual(['💡'.repeat(1_000)]);
+    await reader.close();
     await close();
   });
 

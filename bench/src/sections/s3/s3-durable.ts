@@ -217,9 +217,12 @@ async function requestCosts(
     await coldAdapter.open();
     const cold = createSessionStore({ adapter: coldAdapter });
     await measure('load', 'load (cold store, no pending turn)', () => cold.load(session.id));
-    await measure('list', 'list (first page, 1 session, older index entries left)', () =>
+    // The session was saved since the last listing: the listing HEADs its document once and
+    // writes the entry of that version; the next listing reads that entry.
+    await measure('list-changed', 'list (first page, 1 session saved since the last listing)', () =>
       cold.list(),
     );
+    await measure('list', 'list (first page, 1 session, nothing saved since)', () => cold.list());
     await cold.close();
   } finally {
     await store.close().catch(() => undefined);
@@ -233,6 +236,7 @@ const FLOORS: Record<string, number> = {
   window: 1,
   load: 1,
   // One LIST, the GET of the entry, and core's HEAD of the document (B7).
+  'list-changed': 3,
   list: 3,
 };
 
@@ -258,7 +262,7 @@ function result(
       '(memstore OSD) started on loopback, or the endpoint KEEPSAKE_TEST_S3_ENDPOINT names. ' +
       `Durable saves: 50 sessions at once, each appending ${savesPerSession(context)} messages of ` +
       `${MESSAGE_BYTES} characters with \`store.save(session, { fsync: true })\`: a conditional ` +
-      'PUT of the whole document (`If-Match`), plus the PUT of its index entry unless `skipIndex`; ' +
+      'PUT of the whole document (`If-Match`), its index entry in the metadata; ' +
       'against 50 raw PutObject loops writing documents that grow the same way, one unconditional PUT ' +
       'each. Request counts: each operation on a warm store, counted by SDK middleware.',
     tables: [
@@ -288,7 +292,8 @@ function result(
     ],
     notes: [
       ...costs.map((cost) => `${cost.label}: ${cost.byCommand}.`),
-      'A save whose ETag the adapter knows (it read or wrote the document last) is one PUT; an indexed save adds the PUT of its index entry. A load is one GET, plus the journal reads of a pending turn it repairs.',
+      "A save whose ETag the adapter knows (it read or wrote the document last) is one PUT, indexed or not: the summary rides in the document's metadata. A load is one GET, plus the journal reads of a pending turn it repairs.",
+      'A listing LISTs the index entries and the session documents; a document saved since the last listing costs one HEAD and the PUT of its entry, once; the others are read from their entries (one GET each on the page). Core adds one HEAD per listed entry (B7).',
       'Journal appends of durability `none` (the `terminal` policy) inside one batch window are one PUT per run; durable appends are one PUT each, with a HEAD of the previous segment beside it (B8).',
       "The raw loop's PUTs carry no condition, no metadata and no index: it is the endpoint's floor for the same bytes.",
     ],
