@@ -36,6 +36,14 @@ describe('document codec', () => {
     expect(decoded.session.messages.map((message) => message.id)).toEqual(['m1', 'm2']);
   });
 
+  it('a delta with the head text spliced in is the text of the whole delta stringified', () => {
+    const head = { ...headOf(session()), title: 'quote " and \u2028', metadata: { a: [1, null] } };
+    const appended = [{ id: 'm2', role: 'user' as const, content: 'é\n', createdAt: 2 }];
+    const whole = JSON.stringify({ _keepsakeDelta: 1, baseCount: 3, head, appended });
+    expect(encodeDelta(head, 3, appended, JSON.stringify(head))).toBe(whole);
+    expect(encodeDelta(head, 3, appended)).toBe(whole);
+  });
+
   it('A2: a delta that does not fit its base makes the document unreadable', () => {
     const delta = encodeDelta(headOf(session()), 5, []);
     const decoded = decodeSession(

@@ -38,9 +38,20 @@ export function encodeFull(session: Session): string {
   return JSON.stringify({ [FORMAT_FIELD]: FORMAT_VERSION, ...session });
 }
 
-export function encodeDelta(head: SessionHead, baseCount: number, appended: Message[]): string {
+/**
+ * A delta document. `headText`, when the caller has it, is `JSON.stringify(head)` (the save
+ * keeps it to tell a changed head later): it is spliced in, and the text is the same as if
+ * the whole delta were stringified at once.
+ */
+export function encodeDelta(
+  head: SessionHead,
+  baseCount: number,
+  appended: Message[],
+  headText: string = JSON.stringify(head),
+): string {
   assertNotSummaryView(head);
-  return JSON.stringify({ [DELTA_FIELD]: FORMAT_VERSION, baseCount, head, appended });
+  if (!Number.isSafeInteger(baseCount)) throw new RangeError(`baseCount ${baseCount}`);
+  return `{"${DELTA_FIELD}":${FORMAT_VERSION},"baseCount":${baseCount},"head":${headText},"appended":${JSON.stringify(appended)}}`;
 }
 
 export function headOf(session: Session): SessionHead {

@@ -107,13 +107,15 @@ export class SessionPersistence {
     const revision = rewrite ? entry.storedRevision! : (entry.storedRevision ?? 0) + 1;
     const updatedAt = options.touchUpdatedAt === false || rewrite ? session.updatedAt : now;
     const head = { ...headOf(session), revision, updatedAt };
+    // Written in a delta and kept to tell a changed head later (isDirty): encoded once.
+    const headText = JSON.stringify(head);
     let useDelta =
       adapter.capabilities.appendDeltas &&
       entry.storedRevision !== null &&
       prefixKept &&
       !this.compactionDue(entry);
     let text = useDelta
-      ? encodeDelta(head, stored.length, messages.slice(stored.length))
+      ? encodeDelta(head, stored.length, messages.slice(stored.length), headText)
       : encodeFull({ ...head, messages } as Session);
     let textBytes = Buffer.byteLength(text);
     if (useDelta && entry.storedBytes + textBytes > limits.maxDocumentBytes) {
@@ -137,7 +139,7 @@ export class SessionPersistence {
     // the caller may change the live session while the write is in flight, and those
     // changes must still count as unsaved afterwards.
     const writtenMessages = [...messages];
-    const writtenHeadText = JSON.stringify({ ...headOf(session), revision, updatedAt });
+    const writtenHeadText = headText;
     const writtenSummary = { ...summaryOf(session), updatedAt };
     if (shrink) await retainStoredRevision(adapter, clock, session.id);
     const started = performance.now();
