@@ -4,6 +4,8 @@ import { LockReentryError } from './input-errors.js';
 /** One async mutex. Its identity is the object: ids are only names that point at it. */
 interface LockEntry {
   readonly serial: number;
+  /** The name it is kept under in the registry (a mutex is never renamed, only merged). */
+  readonly name: string;
   /** Resolves when the last one queued so far releases. */
   tail: Promise<void>;
   holders: number;
@@ -133,7 +135,9 @@ export class LockRegistry {
       );
       const turns = wanted.map((entry) => this.queue(entry));
       try {
-        await Promise.all(turns.map((turn) => turn.previous));
+        // One lock (a save, a load) waits for its turn alone, without a Promise.all.
+        if (turns.length === 1) await turns[0]!.previous;
+        else await Promise.all(turns.map((turn) => turn.previous));
       } finally {
         for (const turn of turns) {
           turn.entry.waiters--;
@@ -177,6 +181,7 @@ export class LockRegistry {
     if (entry === undefined) {
       entry = {
         serial: nextSerial++,
+        name,
         tail: Promise.resolve(),
         holders: 0,
         waiters: 0,
@@ -189,8 +194,7 @@ export class LockRegistry {
 
   private prune(entry: LockEntry): void {
     if (entry.holders + entry.waiters > 0) return;
-    for (const [name, candidate] of this.entries) {
-      if (candidate === entry) this.entries.delete(name);
-    }
+    // O(1): a merged mutex was already removed, and no other is kept under its name.
+    if (this.entries.get(entry.name) === entry) this.entries.delete(entry.name);
   }
 }
