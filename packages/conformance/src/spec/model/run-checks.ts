@@ -2,13 +2,14 @@ import type {
   JournalEventInput,
   JournalEventType,
   MarkerType,
+  RunSummary,
   RunTerminalState,
   Session,
   SessionStore,
 } from '@keepsake/core';
 import { TOOL_NAME, toolCallId } from './expected-turns.js';
 import type { Damage, RunEvent } from './race-plans.js';
-import type { SessionModel } from './session-model.js';
+import type { SessionModel, TrackedRun } from './session-model.js';
 import { mustResolve } from './step-checks.js';
 import type { ModelWorld } from './world.js';
 
@@ -261,16 +262,42 @@ export async function verifyRuns(world: ModelWorld, model: SessionModel): Promis
       run.marker === null ? [] : [run.marker],
       `E6, F1: the markers of run ${run.runId} in ${model.id} (exactly one per ended run, none once completed)`,
     );
-    if (!run.agreesWithJournal) continue;
     const summary = await mustResolve(world, `runSummary(${run.sessionId}, ${run.runId})`, () =>
       world.store.runSummary(run.sessionId, run.runId),
     );
+    await expectFoundByIdAlone(world, run, summary);
+    if (!run.agreesWithJournal) continue;
     world.expectEqual(
       run.marker,
       markerFor(summary.terminalState),
       `E6, F1: the marker of run ${run.runId} in ${model.id} agrees with its journal (terminal state ${summary.terminalState})`,
     );
   }
+}
+
+/**
+ * E8: `findRun(runId)` finds the run by its id alone where its journal is kept (the session
+ * it began in, or the one a rename moved it to while live) and says what `runSummary` says,
+ * through renames, restarts, cancels from another instance and faults. Null only when
+ * recording its location failed, which the store reported (a `runs` warning naming it).
+ */
+async function expectFoundByIdAlone(
+  world: ModelWorld,
+  run: TrackedRun,
+  summary: RunSummary,
+): Promise<void> {
+  const found = await mustResolve(world, `findRun(${run.runId})`, () =>
+    world.store.findRun(run.runId),
+  );
+  const unrecorded = world.warnings.some(
+    (warning) => warning.field === 'runs' && warning.message.includes(`"${run.runId}"`),
+  );
+  if (found === null && unrecorded) return;
+  world.expectEqual(
+    found,
+    summary,
+    `E8: findRun(${run.runId}) gives the run where its journal is kept, ${run.sessionId}, as runSummary does`,
+  );
 }
 
 /** The markers of `runId` in a session (for checks made inside a step). */
