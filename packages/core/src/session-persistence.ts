@@ -75,7 +75,7 @@ export class SessionPersistence {
     const { adapter, clock, limits } = this.options;
     const session = candidate;
     // B2, B4: a write of this entry that rejected may have landed; find out before this one.
-    await this.unconfirmedWrites.settle(entry);
+    if (this.unconfirmedWrites.has(entry)) await this.unconfirmedWrites.settle(entry);
     const now = clock.now();
     assertWritable(session);
     normalizeMessages(session, entry.storedMessages, now);

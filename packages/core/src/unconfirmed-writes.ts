@@ -46,6 +46,11 @@ export class UnconfirmedWrites {
   }
 
   /** Call before writing `entry`, under the session's lock. */
+  /** Whether a write of `entry` that rejected is still to be settled. */
+  has(entry: CacheEntry): boolean {
+    return this.writes.has(entry);
+  }
+
   async settle(entry: CacheEntry): Promise<void> {
     const pending = this.writes.get(entry);
     if (pending === undefined) return;
