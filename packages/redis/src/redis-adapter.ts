@@ -133,6 +133,8 @@ export class RedisAdapter implements StorageAdapterV1 {
   private readonly journals: JournalStore;
   private readonly quarantine: QuarantineStore;
   private opening: Promise<RedisDurabilityReport> | null = null;
+  /** Set once `open()` succeeded: the primitives then skip waiting for it (a save's hot path). */
+  private opened = false;
   private closing: Promise<void> | null = null;
 
   private readonly options: ResolvedRedisAdapterOptions;
@@ -175,10 +177,16 @@ export class RedisAdapter implements StorageAdapterV1 {
   /** What `open()` found (opening the adapter if it is not open yet). */
   durabilityReport(): Promise<RedisDurabilityReport> {
     this.assertNotClosed('open');
-    this.opening ??= this.connectAndProbe().catch((error: unknown) => {
-      this.opening = null;
-      throw error;
-    });
+    this.opening ??= this.connectAndProbe().then(
+      (report) => {
+        this.opened = true;
+        return report;
+      },
+      (error: unknown) => {
+        this.opening = null;
+        throw error;
+      },
+    );
     return this.opening;
   }
 
@@ -224,6 +232,11 @@ export class RedisAdapter implements StorageAdapterV1 {
     await (this.opening ?? this.durabilityReport());
   }
 
+  /** Whether a primitive may go ahead without `ready()`: open, and not closed. */
+  private get usable(): boolean {
+    return this.opened && this.closing === null;
+  }
+
   async getDocument(collection: Collection, id: string): Promise<StoredDocument | null> {
     await this.ready('read a document');
     return this.documents.get(collection, id);
@@ -240,7 +253,7 @@ export class RedisAdapter implements StorageAdapterV1 {
     write: DocumentWrite,
     options: WriteOptions,
   ): Promise<PutResult> {
-    await this.ready('write a document');
+    if (!this.usable) await this.ready('write a document');
     return this.documents.put(collection, id, write, options);
   }
 
@@ -299,7 +312,7 @@ export class RedisAdapter implements StorageAdapterV1 {
     records: LogRecordInput[],
     options: { durability: LogDurability },
   ): Promise<AppendLogResult> {
-    await this.ready('append to a journal');
+    if (!this.usable) await this.ready('append to a journal');
     return this.journals.append(sessionId, runId, records, options.durability);
   }
 

@@ -87,7 +87,7 @@ export class ScriptRunner {
    * server refused does not stop the later ones); rejects, typed, when the connection
    * failed or the durable confirmation fell short.
    */
-  async batch(
+  batch(
     steps: readonly Step[],
     options: { operation: string; durable: boolean },
   ): Promise<StepResult[]> {
