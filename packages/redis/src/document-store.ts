@@ -102,10 +102,12 @@ export class DocumentStore {
       const grouped = indexStep !== null && scripts.groupsWrites(options.durable);
       if (indexStep !== null && !grouped) steps.push(indexStep);
       const work = scripts.batch(steps, durable);
-      const [results, groupedIndex] = await Promise.all([
-        work,
-        grouped ? typedFailure(scripts.grouped(indexStep, 1), operation) : null,
-      ]);
+      // Its reply comes after the write's (same connection, sent after it); should the write
+      // fail, the group's outcome is never awaited here (it keeps its failure quiet).
+      const groupedOutcome = grouped ? scripts.grouped(indexStep, 1) : null;
+      const results = await work;
+      const groupedIndex =
+        groupedOutcome === null ? null : await typedFailure(groupedOutcome, operation);
       if (creates) throwIfFailed(results[0]!, operation);
       const written = refusalOrSuccess(results[creates ? 1 : 0]!, operation);
       const indexed = groupedIndex ?? results[creates ? 2 : 1];

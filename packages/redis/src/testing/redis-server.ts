@@ -40,6 +40,9 @@ function installExitHook(): void {
  * its own. `kill()` SIGKILLs it (by its pid) and `start()` starts it again on the same
  * port and directory, from its AOF: a server crash and restart.
  */
+/** First starts that may find their port taken before giving up (see `start`). */
+const PORT_ATTEMPTS = 5;
+
 export class RedisServerProcess {
   readonly host = '127.0.0.1';
   readonly port: number;
@@ -62,12 +65,23 @@ export class RedisServerProcess {
   }
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServerProcess> {
-    const directory = await mkdtemp(join(tmpdir(), 'keepsake-redis-test-'));
-    const port = await freePort();
-    const busPort = options.cluster === true ? await freePort() : null;
-    const server = new RedisServerProcess(port, busPort, directory, options);
-    await server.start();
-    return server;
+    // A port found free is let go before redis-server binds it, and another process's
+    // outgoing connection can take it meanwhile (both come from the ephemeral range): a
+    // first start that finds its port taken picks new ports, a few times at most.
+    for (let attempt = 1; ; attempt++) {
+      const directory = await mkdtemp(join(tmpdir(), 'keepsake-redis-test-'));
+      const port = await freePort();
+      const busPort = options.cluster === true ? await freePort() : null;
+      const server = new RedisServerProcess(port, busPort, directory, options);
+      try {
+        await server.start();
+        return server;
+      } catch (error) {
+        const taken = String((error as Error).message).includes('Address already in use');
+        if (!taken || attempt === PORT_ATTEMPTS) throw error;
+        await rm(directory, { recursive: true, force: true });
+      }
+    }
   }
 
   get url(): string {
