@@ -41,11 +41,8 @@ export function assertWritable(session: Session): void {
     maxDepth: MAX_SESSION_DEPTH,
   });
   if (unstorable !== null) throw unstorableError(subject, unstorable);
-  if (isPlainHead(session)) {
-    // Valid by construction (see isPlainHead); the schema would say the same, slower.
-  } else {
-    assertHeadSchema(session, subject);
-  }
+  // A plain head is valid by construction (see isPlainHead): the schema would agree, slower.
+  if (!isPlainHead(session)) assertHeadSchema(session, subject);
   if (session.pending !== null) {
     const field = findReservedField(session.pending.userMessage);
     if (field !== null) throw new ReservedFieldError(field, 'the pending user message');
