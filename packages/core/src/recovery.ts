@@ -68,15 +68,16 @@ export async function repairPendingTurn(
   const pending = session.pending;
   if (pending === null) return 'alive';
   const runId = pending.streamId;
-  const journal = await readForRecovery(context, session, runId);
+  const read = await readForRecovery(context, session, runId);
+  // An interrupted-by-crash record is written by whoever repairs the run (maybe another
+  // instance, just now), never by the run itself: it is no sign of the run's life.
+  const lastRunRecord = read?.records.findLast((record) => record.type !== 'interrupted');
+  const lastSign = Math.max(pending.startedAt, pending.heartbeatAt ?? 0, lastRunRecord?.at ?? 0);
+  if (context.now - lastSign < context.graceMs) return 'alive';
+  const journal = await sealBeforeFolding(session, runId, read, context);
   const records = journal?.records ?? [];
   // E2: a journal with damaged or foreign records is not trusted to say how the run ended.
   const terminal = journal?.damaged === true ? null : terminalStateOf(records);
-  // An interrupted-by-crash record is written by whoever repairs the run (maybe another
-  // instance, just now), never by the run itself: it is no sign of the run's life.
-  const lastRunRecord = records.findLast((record) => record.type !== 'interrupted');
-  const lastSign = Math.max(pending.startedAt, pending.heartbeatAt ?? 0, lastRunRecord?.at ?? 0);
-  if (context.now - lastSign < context.graceMs) return 'alive';
 
   addPendingUserMessage(session, pending, { recovered: true });
   const fold = foldJournal(session, records, session.messages.length, {
@@ -98,17 +99,51 @@ export async function repairPendingTurn(
     session.messages.push(withWatch(marker, watching ? watch : null));
     outcome = fold.hasOutput ? 'recovered' : 'final';
   } else {
-    const sealed = journal !== null && isSealed(records);
+    const sealed = read !== null && isSealed(read.records);
     const retry = { ...watch, attempts: sealed ? 1 : 0 };
     const marker = createMarker('interrupted', 'pending-retry', runId, context.now);
     session.messages.push(withWatch(marker, retry.attempts >= context.maxAttempts ? null : retry));
     outcome = 'pending-retry';
   }
   session.pending = null;
-  if (journal?.exists === true && terminalStateOf(records) === null) {
-    await context.appendCrashRecord(session.id, runId, journal.tail).catch(() => undefined);
-  }
   return outcome;
+}
+
+/**
+ * E2, E6, F1: the run looked dead, but its writer may only have been slow, and may append
+ * while this repair folds: an append acknowledged then, in a journal nothing sealed, would
+ * be in the journal but in no answer once a later turn is answered (D4). So the journal is
+ * sealed first, with the crash record (created with it when the run never wrote: a writer
+ * that wakes up later is refused, never acknowledged), and read again: the fold then holds
+ * every record the run's writer had appended, and any later append is refused
+ * (`JournalSealedError`). The crash record is written after whatever the writer appended
+ * since the first read (the journal writer goes on after records it did not know of).
+ * Returns the second read without the crash records appended after the first one (ours,
+ * or a rival repair's), so the turn is decided as before, from what the run wrote; the
+ * first read when the journal cannot be sealed or read again (tolerated: the marker
+ * keeps watching, F2).
+ */
+async function sealBeforeFolding(
+  session: Session,
+  runId: string,
+  read: RecoveryRead | null,
+  context: RecoveryContext,
+): Promise<RecoveryRead | null> {
+  if (read === null || terminalStateOf(read.records) !== null) return read;
+  const sealed = await context.appendCrashRecord(session.id, runId, read.tail).then(
+    () => true,
+    () => false,
+  );
+  if (!sealed) return read;
+  const again = await readForRecovery(context, session, runId, false);
+  if (again === null) return read;
+  const readUpTo = read.tail.lastSequence;
+  return {
+    ...again,
+    records: again.records.filter(
+      (record) => record.sequence <= readUpTo || record.type !== 'interrupted',
+    ),
+  };
 }
 
 /**
@@ -190,8 +225,14 @@ export function refoldMarker(
   }
   // Attempts count only while the marker still says output may come (pending-retry): a
   // recovered marker watches until the give-up age without a write per load.
+  // A journal holding only crash records is one the run never wrote (the repair created
+  // it, F1): still arriving, as a missing one is, so its watch costs no attempt either.
+  const runWrote = records.some((record) => record.type !== 'interrupted');
   const costsAttempt =
-    message.marker!.wording === 'pending-retry' && fold.changes === 0 && isSealed(records);
+    message.marker!.wording === 'pending-retry' &&
+    fold.changes === 0 &&
+    runWrote &&
+    isSealed(records);
   const next = { ...retry, attempts: retry.attempts + (costsAttempt ? 1 : 0) };
   let marker = message;
   if (fold.hasOutput || endsForTheUser(terminal) || damaged) {
@@ -234,11 +275,16 @@ export function refoldMarker(
  * event id the transcript already attributes to another run (a record copied or planted
  * from elsewhere). `damaged` then says the journal's own account of the run is not trusted.
  */
+/** A journal as recovery reads it (see readForRecovery). */
+type RecoveryRead = JournalReadResult & { damaged: boolean; tail: CrashRecordTail };
+
 async function readForRecovery(
   context: RecoveryContext,
   session: Session,
   runId: string,
-): Promise<(JournalReadResult & { damaged: boolean; tail: CrashRecordTail }) | null> {
+  /** False for a second read of the same journal: its damage was reported by the first. */
+  report = true,
+): Promise<RecoveryRead | null> {
   const sessionId = session.id;
   try {
     const journal = await readWholeJournal(context.adapter, sessionId, runId);
@@ -250,7 +296,7 @@ async function readForRecovery(
       ...journal.gaps.map((gap) => `records ${gap.expected} to ${gap.found - 1} are missing`),
       ...(foreignCount > 0 ? [`${foreignCount} record(s) carry event ids of another run`] : []),
     ];
-    if (problems.length > 0) {
+    if (problems.length > 0 && report) {
       context.warn(
         sessionId,
         `the journal of run "${runId}" is damaged (${problems.join('; ')}); what is intact is kept, under the generic interrupted marker`,

@@ -19,6 +19,7 @@ import { contentsOf, settlesPromptly, textMessage, userInput } from '../harness/
 import { holdAdapterCall } from '../harness/held-adapter-call.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 import { defineRecoveryFidelityTests } from './f-recovery-fidelity.js';
+import { defineSlowRunRepairTests } from './f-slow-run-repair.js';
 
 /** The default recovery grace period (F1) plus a margin. */
 const PAST_GRACE_MS = 31_000;
@@ -132,6 +133,7 @@ export function defineRecovery(suite: SpecRegistrar): void {
   defineSingleFlightTests(suite);
   defineIdempotenceTests(suite);
   defineRecoveryFidelityTests(suite);
+  defineSlowRunRepairTests(suite);
 }
 
 function defineRepairTests(suite: SpecRegistrar): void {

@@ -271,9 +271,9 @@ export async function runDeadRun(
         ? 'errored'
         : endedAs === 'cancelled'
           ? 'interrupted-by-user'
-          : plan.events.length > 0
-            ? 'interrupted-by-crash'
-            : null;
+          : // F1: the repair seals the journal with its crash record, creating it when the
+            // run never wrote.
+            'interrupted-by-crash';
   await expectJournal(
     world,
     world.store,
