@@ -1,20 +1,26 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runConformance } from '@keepsake/conformance';
 import { fsAdapter } from '../src/index.js';
 import { type FaultInjectingFileSystem, faultInjectingFileSystem } from '../src/testing/index.js';
+import { ROOT_ENV } from './conformance-child.js';
 
 // 1. The plain adapter on the real filesystem: one subdirectory per namespace of one temp
 //    directory, so a second adapter on the same namespace is a restart on the same data.
+//    Real second processes (H1, E2's process kills) open it through conformance-child.ts.
 let root = '';
 
 runConformance({
   name: 'fs',
+  initializerModule: fileURLToPath(new URL('./conformance-child.ts', import.meta.url)),
   async setup() {
     root = await mkdtemp(join(tmpdir(), 'keepsake-fs-conformance-'));
+    process.env[ROOT_ENV] = root;
   },
   async teardown() {
+    delete process.env[ROOT_ENV];
     await rm(root, { recursive: true, force: true });
   },
   async createAdapter(namespace) {

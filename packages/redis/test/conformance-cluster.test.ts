@@ -1,7 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { runConformance } from '@keepsake/conformance';
 import { Cluster } from 'ioredis';
 import { redisAdapter } from '../src/index.js';
 import { RedisClusterProcesses } from '../src/testing/index.js';
+import { type ChildTarget, conformanceKeyPrefix, TARGET_ENV } from './conformance-child.js';
 
 /**
  * The whole suite on a 3-master Redis Cluster (AOF `appendfsync always` on every node),
@@ -21,8 +23,12 @@ let client: Cluster;
 runConformance(
   {
     name: 'redis (cluster)',
+    // Real second processes (H1, E2's process kills) open the same Cluster through this module.
+    initializerModule: fileURLToPath(new URL('./conformance-child.ts', import.meta.url)),
     async setup() {
       cluster = await RedisClusterProcesses.start({ masters: 3 });
+      const child: ChildTarget = { seeds: cluster.seeds };
+      process.env[TARGET_ENV] = JSON.stringify(child);
       client = new Cluster(cluster.seeds, {
         // A lost node connection must fail its commands, not resend them (see the README).
         retryDelayOnFailover: 0,
@@ -31,11 +37,12 @@ runConformance(
       client.on('error', () => undefined);
     },
     async teardown() {
+      delete process.env[TARGET_ENV];
       await client.quit();
       await cluster.dispose();
     },
     async createAdapter(namespace) {
-      return redisAdapter({ client, keyPrefix: `conformance:${namespace}` });
+      return redisAdapter({ client, keyPrefix: conformanceKeyPrefix(namespace) });
     },
     async destroyAdapter(adapter) {
       await adapter.close();

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { runConformance } from '@keepsake/conformance';
 import type { StorageAdapter } from '@keepsake/core';
 import { type RedisAdapter, redisAdapter } from '../src/index.js';
@@ -6,6 +7,7 @@ import {
   type RedisTarget,
   startRedisTarget,
 } from '../src/testing/index.js';
+import { type ChildTarget, conformanceKeyPrefix, TARGET_ENV } from './conformance-child.js';
 
 /**
  * The whole suite on a standalone redis-server with AOF `appendfsync always`, started by
@@ -20,18 +22,23 @@ const adapters = new Set<RedisAdapter>();
 runConformance(
   {
     name: 'redis',
+    // Real second processes (H1, E2's process kills) open the same server through this module.
+    initializerModule: fileURLToPath(new URL('./conformance-child.ts', import.meta.url)),
     async setup() {
       target = await startRedisTarget({
         env: process.env,
         containerEngine: containerEngineAvailable(),
       });
+      const child: ChildTarget = { url: target.url };
+      process.env[TARGET_ENV] = JSON.stringify(child);
     },
     async teardown() {
+      delete process.env[TARGET_ENV];
       for (const adapter of adapters) await adapter.close();
       await target.dispose();
     },
     async createAdapter(namespace) {
-      const adapter = redisAdapter({ url: target.url, keyPrefix: `conformance:${namespace}` });
+      const adapter = redisAdapter({ url: target.url, keyPrefix: conformanceKeyPrefix(namespace) });
       adapters.add(adapter);
       return adapter;
     },

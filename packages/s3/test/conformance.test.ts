@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runConformance } from '@keepsake/conformance';
 import type { StorageAdapter } from '@keepsake/core';
@@ -5,6 +6,7 @@ import { type S3Adapter, s3Adapter } from '../src/index.js';
 import { S3Requests } from '../src/requests.js';
 import { containerEngineAvailable, type S3Target, startS3Target } from '../src/testing/index.js';
 import { testClientConfig } from '../src/testing/s3-target.js';
+import { type ChildTarget, conformancePrefix, TARGET_ENV } from './conformance-child.js';
 import { FaultInjector } from './helpers/fault-middleware.js';
 
 /**
@@ -19,20 +21,31 @@ let client: S3Client;
 let faults: FaultInjector;
 const adapters = new Set<S3Adapter>();
 
-const prefixOf = (namespace: string) => `conformance/${namespace}`;
+const prefixOf = conformancePrefix;
 
 runConformance(
   {
     name: 's3',
+    // Real second processes (H1, E2's process kills) open the same S3 through this module.
+    initializerModule: fileURLToPath(new URL('./conformance-child.ts', import.meta.url)),
     async setup() {
       target = await startS3Target({
         env: process.env,
         containerEngine: containerEngineAvailable(),
       });
+      const child: ChildTarget = {
+        endpoint: target.endpoint,
+        region: target.region,
+        credentials: target.credentials,
+        bucket: target.bucket,
+        compatibility: target.compatibility,
+      };
+      process.env[TARGET_ENV] = JSON.stringify(child);
       client = new S3Client(testClientConfig(target));
       faults = new FaultInjector(client);
     },
     async teardown() {
+      delete process.env[TARGET_ENV];
       for (const adapter of adapters) await adapter.close().catch(() => undefined);
       client?.destroy();
       await target?.dispose();

@@ -33,6 +33,7 @@ import type { SpecRegistrar } from '../harness/suite.js';
 import { defineCancelRaceTests } from './e-cancel-races.js';
 import { defineDamagedJournalTests } from './e-damaged-journals.js';
 import { defineJournalPowerLossTests } from './e-journal-power-loss.js';
+import { defineProcessKillTests } from './e-process-kills.js';
 import { defineRunLookupTests } from './e-run-lookup.js';
 import { defineTurnAttachmentTests } from './e-turn-attachments.js';
 
@@ -75,6 +76,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineTurnAttachmentTests(suite);
   defineCancelRaceTests(suite);
   defineRunLookupTests(suite);
+  defineProcessKillTests(suite);
   defineDamagedJournalTests(suite);
   defineJournalPowerLossTests(suite);
 }

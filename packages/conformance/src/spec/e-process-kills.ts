@@ -1,0 +1,216 @@
+/**
+ * E2, E6, F1, F3 with real processes and real kills (randomized): worker processes
+ * (`harness/stream-worker.ts`) stream answers into two shared sessions and take each other's
+ * answers over (a cancel from another instance, a repair past the grace period), while the
+ * test SIGKILLs one at random now and then, often while another waits on what it holds (a
+ * journal lock, a half-done append). The in-process model cannot do this: its instances
+ * share one process, so nothing they hold is ever left by a dead one. An fs defect of this
+ * kind (a takeover that broke a dead writer's stale lock opened the journal without the
+ * appends it had acknowledged) was found by review, not by the suite; this section is
+ * here so the suite finds that class.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type Session, systemClock } from '@keepsake/core';
+import { expect } from 'vitest';
+import { NO_SECOND_PROCESS_NOTE } from '../harness/not-verified.js';
+import type { SpecRegistrar } from '../harness/suite.js';
+
+const WORKERS = 3;
+/**
+ * Kills per run: with the fs takeover defect put back, about one run in four of 16 kills
+ * failed, so 24 by default; `KEEPSAKE_MODEL_SIZE=large` (the soak) makes it 200.
+ */
+const KILLS = process.env.KEEPSAKE_MODEL_SIZE === 'large' ? 200 : 24;
+/** About a third of a second per kill on a loaded 2-core machine; generous on top. */
+const TIMEOUT_MS = 30_000 + KILLS * 1_500;
+
+interface Ack {
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly sequence: number;
+  readonly text: string;
+}
+
+interface Worker {
+  readonly label: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly stderr: string[];
+  killed: boolean;
+  /** When its last acknowledgement arrived: a worker mid-stream holds the most. */
+  lastAck: number;
+}
+
+/** The compiled worker next to this file, or its source when the suite runs from src/. */
+function workerScript(): string {
+  const compiled = fileURLToPath(new URL('../harness/stream-worker.js', import.meta.url));
+  return existsSync(compiled)
+    ? compiled
+    : fileURLToPath(new URL('../harness/stream-worker.ts', import.meta.url));
+}
+
+/** mulberry32: the test's choices (which worker dies when, the workers' seeds) from one seed. */
+function generator(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** The run's answer in a transcript: its assistant messages that are not markers. */
+function answerOf(session: Session, runId: string): string {
+  return session.messages
+    .filter(
+      (message) =>
+        message.runId === runId &&
+        message.role === 'assistant' &&
+        message.marker === undefined &&
+        typeof message.content === 'string',
+    )
+    .map((message) => message.content as string)
+    .join('');
+}
+
+export function defineProcessKillTests(suite: SpecRegistrar): void {
+  if (!suite.context.capabilities.sharedAcrossProcesses) return;
+  suite.test(
+    'E2',
+    'randomized, real processes: workers stream into shared sessions and take over each other’s answers while one is SIGKILLed at random: every acknowledged append is in its journal at its sequence, once, and, unless appended after another instance repaired the turn, in the stored answer (E6, F1, F3, D4)',
+    async (env) => {
+      const moduleFile = suite.context.initializer.initializerModule;
+      if (moduleFile === undefined) {
+        env.notVerifiedNote = NO_SECOND_PROCESS_NOTE;
+        return;
+      }
+      const seed = Number(process.env.KEEPSAKE_MODEL_SEED ?? Math.floor(Math.random() * 2 ** 31));
+      // The seed replays the choices (who dies when, what each worker does), not the timing.
+      const context = `seed ${seed} (KEEPSAKE_MODEL_SEED)`;
+      const next = generator(seed);
+      const creator = await env.openStore({ clock: systemClock });
+      const ids = [env.id(), env.id()];
+      for (const id of ids) await creator.store.create({ id }, { fsync: true });
+      await creator.store.close();
+
+      const acks: Ack[] = [];
+      const errors: string[] = [];
+      const workers: Worker[] = [];
+      const start = () => {
+        const label = `w${workers.length}`;
+        const workerSeed = String(Math.floor(next() * 2 ** 31));
+        const child = spawn(
+          process.execPath,
+          [workerScript(), moduleFile, env.namespace, ids.join(','), workerSeed, label],
+          // stdin stays open while this process lives: the worker ends when it closes, so
+          // a test that times out or a runner that dies never leaves workers behind.
+          { stdio: ['pipe', 'pipe', 'pipe'] },
+        );
+        const stderr: string[] = [];
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+          (resolve) => child.on('exit', (code, signal) => resolve({ code, signal })),
+        );
+        const worker: Worker = { label, child, exited, stderr, killed: false, lastAck: 0 };
+        let pending = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          pending += chunk.toString();
+          const lines = pending.split('\n');
+          // A line cut by the kill has no newline: it never counts.
+          pending = lines.pop()!;
+          for (const line of lines) {
+            const parsed = JSON.parse(line) as { ack?: Ack; error?: unknown };
+            if (parsed.ack !== undefined) {
+              acks.push(parsed.ack);
+              worker.lastAck = performance.now();
+            }
+            if (parsed.error !== undefined)
+              errors.push(`${label}: ${JSON.stringify(parsed.error)}`);
+          }
+        });
+        child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+        workers.push(worker);
+      };
+      const kill = async (worker: Worker) => {
+        worker.killed = true;
+        worker.child.kill('SIGKILL');
+        await worker.exited;
+      };
+      try {
+        for (let index = 0; index < WORKERS; index++) start();
+        for (let round = 0; round < KILLS; round++) {
+          await sleep(100 + next() * 300);
+          const alive = workers.filter((worker) => !worker.killed);
+          // Mostly the one streaming right now (it holds what the others wait on), else any.
+          const streaming = alive.reduce((latest, worker) =>
+            worker.lastAck > latest.lastAck ? worker : latest,
+          );
+          await kill(next() < 0.7 ? streaming : alive[Math.floor(next() * alive.length)]!);
+          start();
+        }
+        await sleep(300);
+      } finally {
+        await Promise.all(workers.filter((worker) => !worker.killed).map(kill));
+      }
+      for (const worker of workers) {
+        const { code, signal } = await worker.exited;
+        expect(
+          signal,
+          `${context}: worker ${worker.label} ended by itself (exit ${code}): ${worker.stderr.join('')}`,
+        ).toBe('SIGKILL');
+      }
+      expect(errors, `${context}: rejections other than the contract's typed refusals`).toEqual([]);
+      expect(acks.length, `${context}: the workers acknowledged appends`).toBeGreaterThan(20);
+
+      // Another instance, every worker dead: each session's dead run is repaired on load.
+      const checker = await env.openStore({ clock: systemClock, recovery: { graceMs: 0 } });
+      const sessions = new Map<string, Session>();
+      for (const id of ids) sessions.set(id, await checker.store.load(id));
+      const byRun = new Map<string, Ack[]>();
+      for (const ack of acks) byRun.set(ack.runId, [...(byRun.get(ack.runId) ?? []), ack]);
+      for (const [runId, runAcks] of byRun) {
+        const { sessionId } = runAcks[0]!;
+        const read = await checker.store.readJournal(sessionId, runId, { limit: 100_000 });
+        const tokens = read.records.filter((record) => record.type === 'token');
+        const stored = new Map(tokens.map((record) => [record.sequence, record.data.text]));
+        for (const ack of runAcks) {
+          expect(
+            stored.get(ack.sequence),
+            `${context}: run ${runId} of ${sessionId}, sequence ${ack.sequence}, acknowledged to its worker (E2)`,
+          ).toBe(ack.text);
+        }
+        const texts = tokens.map((record) => String(record.data.text));
+        expect(new Set(texts).size, `${context}: run ${runId}: each token once (E2)`).toBe(
+          texts.length,
+        );
+        // D4: once another instance repaired the turn (its crash record is in the journal),
+        // what the run appends is late output: in its journal, in the answer only while its
+        // turn is the last one answered. Everything acknowledged before must be there.
+        const repairedAt =
+          read.records.find((record) => record.type === 'interrupted')?.sequence ??
+          Number.POSITIVE_INFINITY;
+        const acknowledged = runAcks
+          .filter((ack) => ack.sequence < repairedAt)
+          .map((ack) => ack.text)
+          .join('');
+        const session = sessions.get(sessionId)!;
+        const answer = answerOf(session, runId);
+        if (!answer.startsWith(acknowledged)) {
+          const journal = read.records.map((record) => `${record.sequence}:${record.type}`);
+          const transcript = session.messages.map(
+            (message) =>
+              `${message.role}${message.marker === undefined ? '' : `[${message.marker.type}]`} ${message.runId ?? '-'} ${JSON.stringify(message.content).slice(0, 40)}`,
+          );
+          expect.fail(
+            `${context}: run ${runId}: the stored answer ${JSON.stringify(answer)} does not start with every acknowledged token ${JSON.stringify(acknowledged)} (E6, F1)\njournal: ${journal.join(' ')}\ntranscript:\n  ${transcript.join('\n  ')}`,
+          );
+        }
+      }
+    },
+    { timeoutMs: TIMEOUT_MS },
+  );
+}
