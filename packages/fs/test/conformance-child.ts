@@ -6,7 +6,13 @@
  * package, so plain Node runs it (types stripped) without a bundler.
  */
 import { join } from 'node:path';
-import { fsAdapter } from '@keepsake/fs';
+import type * as FsPackage from '../src/index.js';
+
+/**
+ * The built package, imported when an adapter is made: its name is a value, so typecheck
+ * (which runs before the build) reads the types from the source instead.
+ */
+const PACKAGE = '@keepsake/fs';
 
 export const ROOT_ENV = 'KEEPSAKE_FS_CONFORMANCE_ROOT';
 
@@ -15,6 +21,7 @@ export default {
   async createAdapter(namespace: string) {
     const root = process.env[ROOT_ENV];
     if (root === undefined) throw new TypeError(`${ROOT_ENV} is not set by the parent test`);
+    const { fsAdapter } = (await import(PACKAGE)) as typeof FsPackage;
     return fsAdapter({ directory: join(root, namespace) });
   },
 };

@@ -5,7 +5,13 @@
  * server or Cluster that file started, named in the environment the child inherits. It
  * imports the built package, so plain Node runs it (types stripped) without a bundler.
  */
-import { redisAdapter } from '@keepsake/redis';
+import type * as RedisPackage from '../src/index.js';
+
+/**
+ * The built package, imported when an adapter is made: its name is a value, so typecheck
+ * (which runs before the build) reads the types from the source instead.
+ */
+const PACKAGE = '@keepsake/redis';
 
 export const TARGET_ENV = 'KEEPSAKE_REDIS_CONFORMANCE_TARGET';
 
@@ -25,6 +31,7 @@ export default {
     if (text === undefined) throw new TypeError(`${TARGET_ENV} is not set by the parent test`);
     const target = JSON.parse(text) as ChildTarget;
     const keyPrefix = conformanceKeyPrefix(namespace);
+    const { redisAdapter } = (await import(PACKAGE)) as typeof RedisPackage;
     return 'url' in target
       ? redisAdapter({ url: target.url, keyPrefix })
       : redisAdapter({ clusterNodes: [...target.seeds], keyPrefix });

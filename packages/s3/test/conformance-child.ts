@@ -6,8 +6,15 @@
  * package, so plain Node runs it (types stripped) without a bundler.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { s3Adapter } from '@keepsake/s3';
-import { testClientConfig } from '@keepsake/s3/testing';
+import type * as S3Package from '../src/index.js';
+import type * as S3Testing from '../src/testing/index.js';
+
+/**
+ * The built package, imported when an adapter is made: its names are values, so typecheck
+ * (which runs before the build) reads the types from the source instead.
+ */
+const PACKAGE = '@keepsake/s3';
+const TESTING = '@keepsake/s3/testing';
 
 export const TARGET_ENV = 'KEEPSAKE_S3_CONFORMANCE_TARGET';
 
@@ -32,6 +39,8 @@ export default {
     const text = process.env[TARGET_ENV];
     if (text === undefined) throw new TypeError(`${TARGET_ENV} is not set by the parent test`);
     const target = JSON.parse(text) as ChildTarget;
+    const { s3Adapter } = (await import(PACKAGE)) as typeof S3Package;
+    const { testClientConfig } = (await import(TESTING)) as typeof S3Testing;
     client ??= new S3Client(testClientConfig(target));
     return s3Adapter({
       client,
