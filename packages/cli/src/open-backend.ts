@@ -83,6 +83,9 @@ async function createRedisAdapter(
   const durability = spec.durability ?? (role === 'read' ? 'none' : 'aof');
   return redisAdapter({
     url: spec.connectionUrl,
+    // One command at a time: the several connections that let a server's concurrent
+    // durable saves share fsyncs would only add connection set-ups here.
+    connections: 1,
     keyPrefix: spec.keyPrefix,
     durability,
     ...(spec.replicas === null ? {} : { replicas: spec.replicas }),
