@@ -17,17 +17,24 @@ import { ADAPTER_NAME, classify, toKeepsakeError } from './errors.js';
 import { EtagCache } from './etag-cache.js';
 import type { ObjectInfo, PutConditions } from './requests.js';
 import { KeyedQueue, type StorageContext } from './storage-context.js';
-import { encodeSummary, SUMMARY_METADATA } from './summary-metadata.js';
+import {
+  type CarriedMetadata,
+  carriedMetadataOf,
+  encodeSummary,
+  SUMMARY_METADATA,
+  SUMMARY_PARTIAL_METADATA,
+  summaryMetadata,
+} from './summary-metadata.js';
 import { REVISION_METADATA, revisionOf, WRITE_METADATA } from './write-tokens.js';
 
 /**
  * B7: what a session write does to the summary its document carries. `set`: this save's
- * summary (an indexed save); `keep`: the previous version's, carried over (`skipIndex`, so
- * the listing still shows the last indexed save); `none`: no summary in metadata (not a
- * session, or a summary too long for metadata, whose entry is then written separately).
+ * summary (an indexed save; a shortened one when too long for metadata, its whole entry then
+ * written separately); `keep`: the previous version's, carried over (`skipIndex`, so the
+ * listing still shows the last indexed save); `none`: no summary (not a session).
  */
 type SummaryPlan =
-  | { readonly kind: 'set'; readonly encoded: string }
+  | { readonly kind: 'set'; readonly carried: CarriedMetadata }
   | { readonly kind: 'keep' }
   | { readonly kind: 'none' };
 
@@ -105,23 +112,23 @@ export class DocumentStore {
     }
     const key = this.context.keys.document(collection, id);
     const summary = collection === 'sessions' ? options.indexEntry : undefined;
-    const encoded = summary === undefined ? null : encodeSummary(summary);
+    const carried = summary === undefined ? null : encodeSummary(summary);
     const plan: SummaryPlan =
-      encoded !== null
-        ? { kind: 'set', encoded }
-        : collection === 'sessions' && summary === undefined
+      carried !== null
+        ? { kind: 'set', carried }
+        : collection === 'sessions'
           ? { kind: 'keep' }
           : { kind: 'none' };
     const written = this.context.checksConditionsItself()
       ? this.queue.run(key, () => this.write(key, write, options.expectedRevision, plan, true))
       : this.write(key, write, options.expectedRevision, plan, false);
-    if (summary === undefined || encoded !== null) return written;
+    if (summary === undefined || carried?.partial !== true) return written;
     return written.then((result) => this.withSeparateEntry(key, summary, result));
   }
 
   /**
-   * B7: a summary too long for metadata is written as its own entry once the document has
-   * landed; its failure is the save's `indexFailure` (the document is stored).
+   * B7: a summary too long for metadata is written whole as its own entry once the
+   * document has landed; its failure is the save's `indexFailure` (the document is stored).
    */
   private async withSeparateEntry(
     key: string,
@@ -153,7 +160,7 @@ export class DocumentStore {
     const operation = 'write a document';
     let conditions: PutConditions;
     // The summary the version replaced carries (plan `keep`), known with its ETag.
-    let previousSummary: string | undefined;
+    let previousSummary: CarriedMetadata | undefined;
     const cached = this.etags.get(key);
     if (expected === null) conditions = { ifNoneMatch: true };
     else if (cached?.revision === expected && !checkFirst) {
@@ -165,12 +172,12 @@ export class DocumentStore {
       conditions = { ifMatch: found.etag };
       previousSummary = found.summary;
     }
-    const summaryFor = (previous: string | undefined) =>
-      plan.kind === 'set' ? plan.encoded : plan.kind === 'keep' ? previous : undefined;
-    const setSummary = (previous: string | undefined) => {
-      const summary = summaryFor(previous);
-      if (summary === undefined) delete metadata[SUMMARY_METADATA];
-      else metadata[SUMMARY_METADATA] = summary;
+    let written: CarriedMetadata | undefined;
+    const setSummary = (previous: CarriedMetadata | undefined) => {
+      written = plan.kind === 'set' ? plan.carried : plan.kind === 'keep' ? previous : undefined;
+      delete metadata[SUMMARY_METADATA];
+      delete metadata[SUMMARY_PARTIAL_METADATA];
+      Object.assign(metadata, summaryMetadata(written));
     };
     setSummary(previousSummary);
     if (checkFirst && expected === null) {
@@ -199,7 +206,7 @@ export class DocumentStore {
         this.etags.remember(key, {
           revision: write.revision,
           etag: outcome.etag,
-          summary: metadata[SUMMARY_METADATA],
+          summary: written,
         });
         return { ok: true };
       }
@@ -220,7 +227,7 @@ export class DocumentStore {
         if (refreshes < STALE_ETAG_REFRESHES) {
           refreshes++;
           conditions = { ifMatch: stored.etag };
-          setSummary(stored.metadata[SUMMARY_METADATA]);
+          setSummary(carriedMetadataOf(stored.metadata));
           continue;
         }
       }
@@ -232,12 +239,12 @@ export class DocumentStore {
   private async current(
     key: string,
     expected: number,
-  ): Promise<{ etag: string; summary: string | undefined } | { conflict: PutResult }> {
+  ): Promise<{ etag: string; summary: CarriedMetadata | undefined } | { conflict: PutResult }> {
     const stored = await this.context.requests.head(key, 'check a document');
     if (stored === null) return { conflict: this.conflictWithNothing(key) };
     const revision = this.rememberStored(key, stored);
     if (revision !== expected) return { conflict: { ok: false, currentRevision: revision } };
-    return { etag: stored.etag, summary: stored.metadata[SUMMARY_METADATA] };
+    return { etag: stored.etag, summary: carriedMetadataOf(stored.metadata) };
   }
 
   /** After an attempt whose reply was lost: whether the object now is this write's. */
@@ -254,7 +261,7 @@ export class DocumentStore {
     this.etags.remember(key, {
       revision,
       etag: stored.etag,
-      summary: stored.metadata[SUMMARY_METADATA],
+      summary: carriedMetadataOf(stored.metadata),
     });
     return revision;
   }

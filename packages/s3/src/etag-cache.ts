@@ -1,3 +1,5 @@
+import type { CarriedMetadata } from './summary-metadata.js';
+
 /** ETags remembered at most; the oldest is forgotten first (it then costs one HEAD). */
 const MAX_ENTRIES = 10_000;
 
@@ -5,11 +7,11 @@ export interface KnownVersion {
   readonly revision: number;
   readonly etag: string;
   /**
-   * B7: the summary metadata this version carries (`SUMMARY_METADATA`), undefined for none:
-   * a save that does not update the index (`skipIndex`) carries it over unchanged, so the
-   * document always names its last indexed summary.
+   * B7: the summary metadata this version carries, undefined for none: a save that does
+   * not update the index (`skipIndex`) carries it over unchanged, so the document always
+   * names its last indexed summary.
    */
-  readonly summary: string | undefined;
+  readonly summary: CarriedMetadata | undefined;
 }
 
 /**

@@ -207,11 +207,24 @@ export class IndexStore {
     let text: string;
     let updatedAt: number;
     let kept: ListedEntry | undefined;
-    if (carried !== null) {
+    if (carried !== null && !carried.partial) {
       ({ text, updatedAt } = carried);
     } else {
-      const found = await this.newestEntryText(sessionId, entries);
-      if (found === null) return null;
+      // None in metadata: the newest entry. A shortened one: the whole entry of that save.
+      const found = await this.newestEntryText(sessionId, entries, carried?.updatedAt);
+      if (found === null) {
+        if (carried === null) return null;
+        // The save writes its whole entry right after the document: until it lands, the
+        // shortened title, this once, with nothing written or removed.
+        const entry: ListedEntry = {
+          sessionId,
+          updatedAt: carried.updatedAt,
+          etag: etagKeyPart(stored.etag),
+          key: '',
+          lastModified: stored.lastModified,
+        };
+        return { entry, text: carried.text };
+      }
       ({ text } = found);
       kept = found.entry;
       updatedAt = kept.updatedAt;
@@ -232,20 +245,29 @@ export class IndexStore {
   }
 
   /**
-   * The newest of the session's entries and its text. One listed may have been removed by
-   * another listing meanwhile (superseded by a newer one): the session's entries are then
-   * listed again, once.
+   * The newest of the session's entries (of the save at `updatedAt`, when given) and its
+   * text. One listed may have been removed by another listing meanwhile (superseded by a
+   * newer one), or the one wanted written since the listing (a whole summary lands right
+   * after its document): the session's entries are then listed again, once.
    */
   private async newestEntryText(
     sessionId: string,
     listed: readonly ListedEntry[],
+    updatedAt?: number,
   ): Promise<{ entry: ListedEntry; text: string } | null> {
     let entries = listed;
     for (let round = 0; round < 2; round++) {
-      const newest = newestFirst(entries)[0];
-      if (newest === undefined) return null;
-      const read = await this.context.requests.get(newest.key, 'read the index');
-      if (read !== null) return { entry: newest, text: read.body };
+      const candidates =
+        updatedAt === undefined
+          ? entries
+          : entries.filter((entry) => entry.updatedAt === updatedAt);
+      const newest = newestFirst(candidates)[0];
+      if (newest !== undefined) {
+        const read = await this.context.requests.get(newest.key, 'read the index');
+        if (read !== null) return { entry: newest, text: read.body };
+      } else if (updatedAt === undefined) {
+        return null;
+      }
       entries = await this.entriesOf(sessionId);
     }
     return null;

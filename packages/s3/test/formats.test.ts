@@ -9,6 +9,7 @@ import {
   etagKeyPart,
   SUMMARY_METADATA,
   SUMMARY_METADATA_LIMIT,
+  summaryMetadata,
 } from '../src/summary-metadata.js';
 
 describe('key layout', () => {
@@ -59,16 +60,27 @@ describe('summary metadata (B7)', () => {
   };
 
   it('round-trips a summary through ASCII metadata', () => {
-    const encoded = encodeSummary(summary);
-    expect(encoded).toMatch(/^[A-Za-z0-9_-]+$/);
-    const carried = carriedSummary({ [SUMMARY_METADATA]: encoded! });
-    expect(carried?.updatedAt).toBe(summary.updatedAt);
-    expect(JSON.parse(carried!.text)).toEqual(summary);
+    const carried = encodeSummary(summary);
+    expect(carried.partial).toBe(false);
+    expect(carried.encoded).toMatch(/^[A-Za-z0-9_-]+$/);
+    const read = carriedSummary(summaryMetadata(carried));
+    expect(read?.updatedAt).toBe(summary.updatedAt);
+    expect(read?.partial).toBe(false);
+    expect(JSON.parse(read!.text)).toEqual(summary);
   });
 
-  it('refuses a summary too long for S3 metadata, so its entry is written on its own', () => {
-    const long = { ...summary, title: '💡'.repeat(SUMMARY_METADATA_LIMIT) };
-    expect(encodeSummary(long)).toBeNull();
+  it('shortens the title of a summary too long for S3 metadata, whole code points only, and says so', () => {
+    const long = { ...summary, title: `a${'💡'.repeat(SUMMARY_METADATA_LIMIT)}` };
+    const carried = encodeSummary(long);
+    expect(carried.partial).toBe(true);
+    expect(carried.encoded.length).toBeLessThanOrEqual(SUMMARY_METADATA_LIMIT);
+    const read = carriedSummary(summaryMetadata(carried));
+    expect(read?.partial).toBe(true);
+    const shortened = JSON.parse(read!.text) as typeof long;
+    expect(long.title.startsWith(shortened.title)).toBe(true);
+    expect(shortened.title.length).toBeGreaterThan(100);
+    expect(shortened.title).not.toContain('\uFFFD');
+    expect({ ...shortened, title: long.title }).toEqual(long);
   });
 
   it('reads no summary from metadata that is missing, not base64url, not JSON or has no updatedAt', () => {

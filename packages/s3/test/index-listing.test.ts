@@ -61,9 +61,15 @@ describe('the index under concurrent saves and listings (B7)', () => {
       const ids = listed.map((entry) => entry.id);
       for (const id of model.keys()) expect(ids, `${label}: ${id} listed`).toContain(id);
       for (const entry of listed) {
-        expect(model.get(entry.id)?.indexed, `${label}: title of ${entry.id}`).toContain(
-          entry.title,
+        // A long title may show shortened (as its document's metadata carries it) while the
+        // listing runs between that document's PUT and the PUT of its whole entry.
+        const indexed = model.get(entry.id)?.indexed ?? [];
+        const shown = indexed.some(
+          (title) =>
+            title === entry.title ||
+            (title.startsWith('long') && entry.title.length > 0 && title.startsWith(entry.title)),
         );
+        expect(shown, `${label}: title of ${entry.id}: ${entry.title.slice(0, 40)}`).toBe(true);
       }
     };
     const saveSome = async (store: SessionStore, sessions: Modelled[], round: number) => {
