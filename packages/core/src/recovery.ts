@@ -111,13 +111,13 @@ export async function repairPendingTurn(
 
 /**
  * E2, E6, F1: the run looked dead, but its writer may only have been slow, and may append
- * while this repair folds: an append acknowledged then, in a journal nothing sealed, would
- * be in the journal but in no answer once a later turn is answered (D4). So the journal is
- * sealed first, with the crash record (created with it when the run never wrote: a writer
- * that wakes up later is refused, never acknowledged), and read again: the fold then holds
- * every record the run's writer had appended, and any later append is refused
- * (`JournalSealedError`). The crash record is written after whatever the writer appended
- * since the first read (the journal writer goes on after records it did not know of).
+ * while this repair folds: an append acknowledged then, before the crash record, would be
+ * in the journal but in no answer once a later turn is answered (D4), although the run was
+ * never told it had lost the turn. So the journal is sealed first, with the crash record,
+ * and read again: the fold then holds every record the run appended before it, and what
+ * the run appends after it is late output, which the run learns at that append (D4). The
+ * crash record is written after whatever the writer appended since the first read (the
+ * journal writer goes on after records it did not know of).
  * Returns the second read without the crash records appended after the first one (ours,
  * or a rival repair's), so the turn is decided as before, from what the run wrote; the
  * first read when the journal cannot be sealed or read again (tolerated: the marker
@@ -129,7 +129,9 @@ async function sealBeforeFolding(
   read: RecoveryRead | null,
   context: RecoveryContext,
 ): Promise<RecoveryRead | null> {
-  if (read === null || terminalStateOf(read.records) !== null) return read;
+  // A run that never wrote gets no journal (F2: a late one is still folded in while its
+  // turn is the last one answered); what it appends after the repair is late output (D4).
+  if (read === null || !read.exists || terminalStateOf(read.records) !== null) return read;
   const sealed = await context.appendCrashRecord(session.id, runId, read.tail).then(
     () => true,
     () => false,
@@ -225,14 +227,8 @@ export function refoldMarker(
   }
   // Attempts count only while the marker still says output may come (pending-retry): a
   // recovered marker watches until the give-up age without a write per load.
-  // A journal holding only crash records is one the run never wrote (the repair created
-  // it, F1): still arriving, as a missing one is, so its watch costs no attempt either.
-  const runWrote = records.some((record) => record.type !== 'interrupted');
   const costsAttempt =
-    message.marker!.wording === 'pending-retry' &&
-    fold.changes === 0 &&
-    runWrote &&
-    isSealed(records);
+    message.marker!.wording === 'pending-retry' && fold.changes === 0 && isSealed(records);
   const next = { ...retry, attempts: retry.attempts + (costsAttempt ? 1 : 0) };
   let marker = message;
   if (fold.hasOutput || endsForTheUser(terminal) || damaged) {

@@ -189,15 +189,20 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
         );
         // D4: once another instance repaired the turn (its crash record is in the journal),
         // what the run appends is late output: in its journal, in the answer only while its
-        // turn is the last one answered. Everything acknowledged before must be there.
-        const repairedAt =
-          read.records.find((record) => record.type === 'interrupted')?.sequence ??
-          Number.POSITIVE_INFINITY;
+        // turn is the last one answered. Everything acknowledged before must be there. A
+        // turn repaired before the run's first record (no journal then, so no crash record,
+        // yet a marker and no other ending) makes all of the run's output late (F2).
+        const session = sessions.get(sessionId)!;
+        const crashAt = read.records.find((record) => record.type === 'interrupted')?.sequence;
+        const endedOtherwise = read.records.some((record) =>
+          ['done', 'cancel', 'error'].includes(record.type),
+        );
+        const marked = session.messages.some((message) => message.marker?.runId === runId);
+        const repairedAt = crashAt ?? (marked && !endedOtherwise ? 0 : Number.POSITIVE_INFINITY);
         const acknowledged = runAcks
           .filter((ack) => ack.sequence < repairedAt)
           .map((ack) => ack.text)
           .join('');
-        const session = sessions.get(sessionId)!;
         const answer = answerOf(session, runId);
         if (!answer.startsWith(acknowledged)) {
           const journal = read.records.map((record) => `${record.sequence}:${record.type}`);

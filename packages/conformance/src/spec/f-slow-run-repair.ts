@@ -74,25 +74,4 @@ export function defineSlowRunRepairTests(suite: SpecRegistrar): void {
       ).toEqual(['token', 'token', 'interrupted', 'token', 'token']);
     },
   );
-
-  suite.test(
-    'F1',
-    'a repair of a run that never wrote creates its journal with the crash record: the run learns it at its first append, which is late output',
-    async (env) => {
-      const worker = await env.openStore(SLOW_WORKER);
-      const session = await worker.store.create({ id: env.id() }, { fsync: true });
-      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
-      await env.clock.advance(PAST_GRACE_MS);
-      const repairer = await env.openStore();
-      const repaired = await repairer.store.load(session.id);
-      expect(repaired.pending).toBeNull();
-      expect(
-        (await repairer.store.readJournal(session.id, run.runId)).records.map(
-          (record) => record.type,
-        ),
-      ).toEqual(['interrupted']);
-      await run.append({ type: 'token', data: { text: 'late' } });
-      expect(run.active, 'the first append found the crash record').toBe(false);
-    },
-  );
 }

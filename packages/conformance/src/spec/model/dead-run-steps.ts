@@ -271,9 +271,9 @@ export async function runDeadRun(
         ? 'errored'
         : endedAs === 'cancelled'
           ? 'interrupted-by-user'
-          : // F1: the repair seals the journal with its crash record, creating it when the
-            // run never wrote.
-            'interrupted-by-crash';
+          : plan.events.length > 0
+            ? 'interrupted-by-crash'
+            : null;
   await expectJournal(
     world,
     world.store,
