@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -34,6 +34,9 @@ function files(namespace: string) {
   };
 }
 
+/** Copies taken by this process so far (names its temporary copy files). */
+let copies = 0;
+
 /** Runs `body` on a short-lived connection to the live database, in one transaction. */
 function withConnection(file: string, body: (database: DatabaseSync) => void): void {
   const database = new DatabaseSync(file);
@@ -68,8 +71,11 @@ export const sqliteAdapterConformance: ConformanceInitializer = {
     return sqliteAdapter({
       file: live,
       afterDurableCommit(database) {
-        rmSync(stable, { force: true });
-        database.prepare('VACUUM INTO ?').run(stable);
+        // Into a file of this process's own, then renamed over the copy at once: the suite's
+        // real second processes commit too, and one of them may be SIGKILLed mid-copy.
+        const copy = `${stable}.${process.pid}.${(copies++).toString(36)}.tmp`;
+        database.prepare('VACUUM INTO ?').run(copy);
+        renameSync(copy, stable);
       },
     });
   },
