@@ -29,9 +29,9 @@ export interface RecoveryContext extends RecoverySettings {
    * losing it (a power loss before the page cache reaches the disk) leaves the journal as
    * if the append had failed, which recovery already tolerates. The turn's marker keeps
    * watching an unsealed journal (F2), and a later repair of the same turn, if the repair
-   * itself was lost too, appends it again.
+   * itself was lost too, appends it again. Resolves with the sequence the record took.
    */
-  appendCrashRecord(sessionId: string, runId: string, tail: CrashRecordTail): Promise<void>;
+  appendCrashRecord(sessionId: string, runId: string, tail: CrashRecordTail): Promise<number>;
   /** Reports a problem recovery worked around (a `warning` event). */
   warn(sessionId: string, message: string): void;
 }
@@ -132,11 +132,10 @@ async function sealBeforeFolding(
   // A run that never wrote gets no journal (F2: a late one is still folded in while its
   // turn is the last one answered); what it appends after the repair is late output (D4).
   if (read === null || !read.exists || terminalStateOf(read.records) !== null) return read;
-  const sealed = await context.appendCrashRecord(session.id, runId, read.tail).then(
-    () => true,
-    () => false,
-  );
-  if (!sealed) return read;
+  const sealedAt = await context.appendCrashRecord(session.id, runId, read.tail).catch(() => null);
+  if (sealedAt === null) return read;
+  // Right after what the read found: nothing was appended in between, the read is whole.
+  if (sealedAt === read.tail.lastSequence + 1) return read;
   const again = await readForRecovery(context, session, runId, false);
   if (again === null) return read;
   const readUpTo = read.tail.lastSequence;

@@ -373,10 +373,11 @@ export class StoreRuns implements RunHost {
           knownTail: tail,
           durability: 'none',
         });
-        await writer.append({
+        const record = await writer.append({
           type: 'interrupted',
           data: { reason: 'crash' },
         });
+        return record.sequence;
       },
     };
   }
