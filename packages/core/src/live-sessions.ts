@@ -53,6 +53,16 @@ export class LiveSessions {
    * Picks the cache entry a caller's session object belongs to (B4). A copy at the stored
    * revision is checked here but adopted by the write only once it lands (B5, C4).
    */
+  /** `entryForSave` for a cached session, without an await; undefined when not cached. */
+  cachedEntryForSave(session: Session): CacheEntry | undefined {
+    const entry = this.cache.peek(session.id);
+    if (entry === undefined) return undefined;
+    if (entry.session !== session && session.revision !== entry.storedRevision) {
+      throw new RevisionConflictError(session.id, session.revision, entry.storedRevision);
+    }
+    return entry;
+  }
+
   async entryForSave(session: Session): Promise<CacheEntry> {
     const id = session.id;
     let entry = this.cache.peek(id);

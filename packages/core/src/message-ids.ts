@@ -6,12 +6,13 @@ import type { Message } from './schemas.js';
  * the id of every stored message (on a 10,000-message session that read cost more than the
  * rest of the save's checks together).
  *
- * A record is keyed by the last message object of the transcript it describes, which it
- * holds as the stored array the save started from (`base`, an array the store made and
- * never changes) plus the messages the save appended: it is trusted only for a stored array
- * holding exactly those objects (one pointer compare per message; no message is read and
- * nothing is copied), so a stale or borrowed record (a write that failed, a renamed session
- * sharing message objects) is never believed, only rebuilt. Positions are hints: an id found
+ * A record is kept by the session's cache entry (`KnownIdsHolder`; a WeakMap keyed by message
+ * objects cost a save more than the rest of this record, and its ephemerons slowed every
+ * garbage collection). It holds the stored array the save started from (`base`, an array the
+ * store made and never changes) plus the messages the save appended: it is trusted only for a
+ * stored array holding exactly those objects (one pointer compare per message; no message is
+ * read and nothing is copied), so a stale record (a write that failed) is never believed,
+ * only rebuilt. Positions are hints: an id found
  * at a position where the transcript holds another id is settled by reading the transcript.
  * Building the positions of a long transcript costs about as much as reading it in full a
  * few dozen times; that happens once per loaded session and on saves that do not only append.
@@ -23,7 +24,10 @@ interface KnownIds {
   readonly positions: Map<string, number>;
 }
 
-const knownByLastMessage = new WeakMap<object, KnownIds>();
+/** Where a session's record is kept between saves (its cache entry). */
+export interface KnownIdsHolder {
+  knownIds?: KnownIds | undefined;
+}
 
 function messageAt(known: KnownIds, position: number): Message | undefined {
   return position < known.base.length
@@ -31,12 +35,10 @@ function messageAt(known: KnownIds, position: number): Message | undefined {
     : known.appended[position - known.base.length];
 }
 
-/** The record of `stored` if one describes exactly this transcript, else null. */
-export function knownIdsOf(stored: readonly Message[]): KnownIds | null {
-  const last = stored.at(-1);
-  if (typeof last !== 'object' || last === null) return null;
-  const known = knownByLastMessage.get(last);
-  if (known === undefined) return null;
+/** The holder's record if it describes exactly the transcript `stored`, else null. */
+export function knownIdsOf(holder: KnownIdsHolder, stored: readonly Message[]): KnownIds | null {
+  const known = holder.knownIds;
+  if (known === undefined || stored.length === 0) return null;
   const { base, appended } = known;
   if (base.length + appended.length !== stored.length) return null;
   for (let index = 0; index < base.length; index++) {
@@ -66,30 +68,29 @@ export function knownHolds(known: KnownIds, id: string): boolean {
  * extended, so the record costs O(appended).
  */
 export function rememberIds(
+  holder: KnownIdsHolder,
   messages: readonly Message[],
   stored: readonly Message[],
   known: KnownIds | null,
 ): void {
-  const previousLast = stored.at(-1);
-  if (typeof previousLast === 'object' && previousLast !== null) {
-    knownByLastMessage.delete(previousLast);
+  if (messages.length === 0) {
+    holder.knownIds = undefined;
+    return;
   }
-  const last = messages.at(-1);
-  if (typeof last !== 'object' || last === null) return;
   if (known !== null) {
     for (let index = stored.length; index < messages.length; index++) {
       known.positions.set((messages[index] as Message).id, index);
     }
-    knownByLastMessage.set(last, {
+    holder.knownIds = {
       base: stored,
       appended: messages.slice(stored.length),
       positions: known.positions,
-    });
+    };
     return;
   }
   const positions = new Map<string, number>();
   for (let index = 0; index < messages.length; index++) {
     positions.set((messages[index] as Message).id, index);
   }
-  knownByLastMessage.set(last, { base: [], appended: messages.slice(), positions });
+  holder.knownIds = { base: [], appended: messages.slice(), positions };
 }

@@ -1,7 +1,8 @@
+import type { KnownIdsHolder } from './message-ids.js';
 import type { Message, Session } from './schemas.js';
 
 /** What the store knows about a session it holds in memory. */
-export interface CacheEntry {
+export interface CacheEntry extends KnownIdsHolder {
   session: Session;
   /** B4: the revision this store instance last read or wrote; null when never saved. */
   storedRevision: number | null;

@@ -78,7 +78,7 @@ export class SessionPersistence {
     if (this.unconfirmedWrites.has(entry)) await this.unconfirmedWrites.settle(entry);
     const now = clock.now();
     assertWritable(session);
-    normalizeMessages(session, entry.storedMessages, now);
+    normalizeMessages(session, entry.storedMessages, now, entry);
     const messages = session.messages;
     if (messages.length > limits.maxMessages) {
       throw new LimitExceededError(

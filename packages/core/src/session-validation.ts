@@ -7,7 +7,7 @@ import {
   MAX_SESSION_DEPTH,
   type UnstorableValue,
 } from './json-value.js';
-import { knownHolds, knownIdsOf, rememberIds } from './message-ids.js';
+import { type KnownIdsHolder, knownHolds, knownIdsOf, rememberIds } from './message-ids.js';
 import {
   type Message,
   messageRoleSchema,
@@ -145,23 +145,23 @@ function isTimestamp(value: unknown): boolean {
  * written instead.
  */
 function assertMutable(session: Session): void {
-  const parts: Array<[string, unknown]> = [
-    ['the session object', session],
-    ['`messages`', session.messages],
-    ['`toolCalls`', session.toolCalls],
-    ['`pending`', session.pending],
-  ];
-  for (const [part, value] of parts) {
-    if (typeof value !== 'object' || value === null || Object.isExtensible(value)) continue;
-    throw new InvalidInputError(
-      `Session "${String(session.id)}" cannot be saved: ${part} is frozen or sealed (Object.freeze, or state produced by Immer). ` +
-        'The store sets `revision` and `updatedAt` on the session it saves and keeps it as the live session, and a run adds to its ' +
-        'messages, tool calls and pending turn, so these must stay mutable. Nothing was written. Save a mutable copy, for example ' +
-        '`{ ...session, messages: [...session.messages], toolCalls: [...session.toolCalls], pending: session.pending && { ...session.pending } }` ' +
-        '(saved messages may stay frozen), and go on with the session save() returns; with Immer, setAutoFreeze(false) also works.',
-      { path: part === 'the session object' ? '' : part.slice(1, -1) },
-    );
-  }
+  // Checked one by one (no list of parts is built: this runs on every save).
+  assertPartMutable(session, 'the session object', session);
+  assertPartMutable(session, '`messages`', session.messages);
+  assertPartMutable(session, '`toolCalls`', session.toolCalls);
+  assertPartMutable(session, '`pending`', session.pending);
+}
+
+function assertPartMutable(session: Session, part: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isExtensible(value)) return;
+  throw new InvalidInputError(
+    `Session "${String(session.id)}" cannot be saved: ${part} is frozen or sealed (Object.freeze, or state produced by Immer). ` +
+      'The store sets `revision` and `updatedAt` on the session it saves and keeps it as the live session, and a run adds to its ' +
+      'messages, tool calls and pending turn, so these must stay mutable. Nothing was written. Save a mutable copy, for example ' +
+      '`{ ...session, messages: [...session.messages], toolCalls: [...session.toolCalls], pending: session.pending && { ...session.pending } }` ' +
+      '(saved messages may stay frozen), and go on with the session save() returns; with Immer, setAutoFreeze(false) also works.',
+    { path: part === 'the session object' ? '' : part.slice(1, -1) },
+  );
 }
 
 /**
@@ -171,7 +171,12 @@ function assertMutable(session: Session): void {
  * ids are checked against the stored ones through message-ids.ts, and not at all when every
  * id was just generated.
  */
-export function normalizeMessages(session: Session, stored: readonly Message[], now: number): void {
+export function normalizeMessages(
+  session: Session,
+  stored: readonly Message[],
+  now: number,
+  holder: KnownIdsHolder,
+): void {
   if (!Array.isArray(session.messages)) {
     throw new InvalidInputError(`Session "${session.id}" messages must be an array`, {
       path: 'messages',
@@ -207,7 +212,7 @@ export function normalizeMessages(session: Session, stored: readonly Message[], 
   }
   // Appending to the stored transcript (the common save): its ids are known from the last
   // save, checked in O(appended). Otherwise the unchanged prefix is read once.
-  const known = firstChanged === stored.length ? knownIdsOf(stored) : null;
+  const known = firstChanged === stored.length ? knownIdsOf(holder, stored) : null;
   if (prefixMayHoldThem) {
     const repeated =
       known !== null
@@ -215,7 +220,7 @@ export function normalizeMessages(session: Session, stored: readonly Message[], 
         : messages.slice(0, firstChanged).find((message) => laterIds.has(message.id))?.id;
     if (repeated !== undefined) throw duplicateIdError(session, repeated);
   }
-  rememberIds(messages, stored, known);
+  rememberIds(holder, messages, stored, known);
 }
 
 function duplicateIdError(session: Session, id: string): InvalidInputError {

@@ -25,6 +25,8 @@ export interface StoreSessionsHost extends LoadRecoveryHost {
   readonly persistence: SessionPersistence;
   readonly state: StoreDiagnostics['state'];
   ready(operation: string): Promise<void>;
+  /** Whether `ready()` would resolve at once (a save then skips awaiting it). */
+  readonly isReady: boolean;
 }
 
 /**
@@ -92,9 +94,11 @@ export class StoreSessions {
     this.copies.assertSavable(session);
     const id = assertValidId(session.id);
     const { locks, cache, persistence, liveSessions } = this.store;
-    await this.store.ready('save a session');
-    return locks.withLockIfNotHeld(id, async () => {
-      const entry = await liveSessions.entryForSave(session);
+    if (!this.store.isReady) await this.store.ready('save a session');
+    return await locks.withLockIfNotHeld(id, async () => {
+      // A cached session (the common save) is found without an await.
+      const entry =
+        liveSessions.cachedEntryForSave(session) ?? (await liveSessions.entryForSave(session));
       const saved = await persistence.write(entry, options, session);
       cache.set(id, entry);
       return saved;

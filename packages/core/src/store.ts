@@ -75,6 +75,8 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   /** Not private because the parts read it; only close() writes it. */
   state: StoreState = 'open';
   private openPromise: Promise<void> | null = null;
+  /** Set once the adapter opened (see `isReady`). */
+  private opened = false;
   private readonly listeners = new Set<(event: StoreEvent) => void>();
   private closePromise: Promise<CloseReport> | null = null;
 
@@ -147,8 +149,13 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     return this.sessions.exists(id);
   }
 
-  async save(session: Session, options?: SaveOptions): Promise<Session> {
-    assertCallInput(saveOptionsSchema, options, 'save()');
+  save(session: Session, options?: SaveOptions): Promise<Session> {
+    // Not async: the save's own promise is returned as it is, one layer fewer on every save.
+    try {
+      assertCallInput(saveOptionsSchema, options, 'save()');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.sessions.save(session, options);
   }
 
@@ -293,6 +300,11 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     }
   }
 
+  /** Whether the adapter has opened (and the store is not closed): `ready()` would resolve at once. */
+  get isReady(): boolean {
+    return this.opened && this.state !== 'closed';
+  }
+
   async ready(operation: string): Promise<void> {
     if (this.state === 'closed') throw new StoreClosedError(operation);
     // A retryable failure (a backend briefly unreachable at startup) is not kept: the next
@@ -304,6 +316,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
       },
     );
     await this.openPromise;
+    this.opened = true;
   }
 
   private isPinned(entry: CacheEntry): boolean {
