@@ -101,20 +101,28 @@ export class DocumentStore {
       // ends this save's pipeline instead.
       const grouped = indexStep !== null && scripts.groupsWrites(options.durable);
       if (indexStep !== null && !grouped) steps.push(indexStep);
-      const work = scripts.batch(steps, durable);
+      // A save of a session that exists: its write alone, and its index entry in the group.
+      const work =
+        steps.length === 1
+          ? scripts.sendStep(writeStep, durable).then(alone)
+          : scripts.batch(steps, durable);
       // Its reply comes after the write's (same connection, sent after it); should the write
       // fail, the group's outcome is never awaited here (it keeps its failure quiet).
       const groupedOutcome = grouped ? scripts.grouped(indexStep, 1) : null;
       const results = await work;
-      const groupedIndex =
-        groupedOutcome === null ? null : await typedFailure(groupedOutcome, operation);
       if (creates) throwIfFailed(results[0]!, operation);
       const written = refusalOrSuccess(results[creates ? 1 : 0]!, operation);
-      const indexed = groupedIndex ?? results[creates ? 2 : 1];
-      if (!written.ok || indexed === undefined) return written;
-      return indexed.ok
-        ? written
-        : { ok: true, indexFailure: toKeepsakeError(indexed.error, 'update the session index') };
+      if (!written.ok) return written;
+      let indexed = results[creates ? 2 : 1];
+      if (groupedOutcome !== null) {
+        try {
+          indexed = await groupedOutcome;
+        } catch (error) {
+          throw toKeepsakeError(error, operation);
+        }
+      }
+      if (indexed === undefined || indexed.ok) return written;
+      return { ok: true, indexFailure: toKeepsakeError(indexed.error, 'update the session index') };
     }
     if (creates)
       await this.context.command(operation, () => client.zadd(keys.registry(collection), 0, id));
@@ -181,13 +189,8 @@ export class DocumentStore {
   }
 }
 
-/** A grouped step's outcome, its connection failure typed for this operation. */
-async function typedFailure(outcome: Promise<StepResult>, operation: string): Promise<StepResult> {
-  try {
-    return await outcome;
-  } catch (error) {
-    throw toKeepsakeError(error, operation);
-  }
+function alone(result: StepResult): StepResult[] {
+  return [result];
 }
 
 function throwIfFailed(result: StepResult, operation: string): void {

@@ -7,6 +7,7 @@ import { withDeadline } from './deadline.js';
 import type { ConfirmMethod } from './durability-plan.js';
 import { RedisDurabilityError, toKeepsakeError } from './errors.js';
 import type { ScriptDefinition } from './scripts/script.js';
+import { ScriptCall } from './scripts/script-call.js';
 
 type CommandCall = (...args: Array<string | number | Buffer>) => Promise<unknown>;
 
@@ -48,6 +49,8 @@ export class ScriptRunner {
   private readonly deadlineMs: number | null;
   /** What the current event-loop turn holds back until it ends (see endTurn), if anything. */
   private turn: Turn | null = null;
+  /** How each script is called on the client itself (outside pipelines). */
+  private readonly scriptCalls = new Map<ScriptDefinition, ScriptCall>();
 
   /**
    * `deadlineMs`: how long a batch may wait for its replies before it fails as unavailable.
@@ -83,6 +86,22 @@ export class ScriptRunner {
   }
 
   /**
+   * `batch([step])` for a save's write on a standalone server, its outcome without an array
+   * around it (a save sends one step; the batch's layers were a measurable part of it).
+   */
+  sendStep(step: Step, options: { operation: string; durable: boolean }): Promise<StepResult> {
+    const confirm = options.durable ? this.durability.method : 'none';
+    if (this.client.isCluster || confirm === 'waitaof' || confirm === 'wait') {
+      return this.batch([step], options).then(firstResult);
+    }
+    this.holdWritesForTurn();
+    return this.send(this.client, step).then(succeeded, (error: unknown) => {
+      if (isConnectionFailure(error)) throw toKeepsakeError(error, options.operation);
+      return { ok: false, error: error as Error };
+    });
+  }
+
+  /**
    * Runs steps in order in one round trip. Resolves with each step's outcome (a step the
    * server refused does not stop the later ones); rejects, typed, when the connection
    * failed or the durable confirmation fell short.
@@ -104,6 +123,10 @@ export class ScriptRunner {
     const needsConfirmation = confirm === 'waitaof' || confirm === 'wait';
     if (!this.client.isCluster) this.holdWritesForTurn();
     try {
+      // A save's write alone (the common batch): one reply, no array of settled promises.
+      if (steps.length === 1 && !needsConfirmation) {
+        return [await settle(this.send(this.client, steps[0]!))];
+      }
       if (!needsConfirmation && !this.client.isCluster) {
         // One connection keeps the order; sent back to back, the steps share a round trip
         // without the cost of a Pipeline object (a Cluster needs one to keep them on a node).
@@ -113,9 +136,6 @@ export class ScriptRunner {
           if (isConnectionFailure(reply.reason)) throw reply.reason;
           return { ok: false, error: reply.reason as Error };
         });
-      }
-      if (steps.length === 1 && !needsConfirmation) {
-        return [await settle(this.send(this.client, steps[0]!))];
       }
       const pipeline = this.client.pipeline();
       for (const step of steps) void this.send(pipeline, step);
@@ -241,12 +261,26 @@ export class ScriptRunner {
     );
   }
 
+  /** Sends a step on the client itself, or queues it on a pipeline (`target`). */
   private send(target: RedisClient | ChainableCommander, step: Step): Promise<unknown> {
-    const calls = target as unknown as Record<string, CommandCall>;
     if ('script' in step) {
+      if (target === this.client) {
+        return this.scriptCall(step.script).call(this.client, step.keys, step.args);
+      }
+      // A pipeline keeps the defined command: ioredis loads the scripts a pipeline uses.
+      const calls = target as unknown as Record<string, CommandCall>;
       return calls[step.script.name]!.call(target, step.keys.length, ...step.keys, ...step.args);
     }
     return (target as RedisClient).call(step.command, ...step.args);
+  }
+
+  private scriptCall(script: ScriptDefinition): ScriptCall {
+    let call = this.scriptCalls.get(script);
+    if (call === undefined) {
+      call = new ScriptCall(script);
+      this.scriptCalls.set(script, call);
+    }
+    return call;
   }
 
   private addConfirmation(pipeline: ChainableCommander, confirm: ConfirmMethod): void {
@@ -319,6 +353,14 @@ function newGroup(script: ScriptDefinition, sharedKeys: readonly string[]): Grou
   // Every entry awaits it; this keeps a failure of a group nobody awaits any more quiet.
   outcome.catch(() => undefined);
   return { script, keys: [...sharedKeys], args: [], entries: 0, outcome, resolve, reject };
+}
+
+function succeeded(value: unknown): StepResult {
+  return { ok: true, value };
+}
+
+function firstResult(results: StepResult[]): StepResult {
+  return results[0]!;
 }
 
 async function settle(promise: Promise<unknown>): Promise<StepResult> {

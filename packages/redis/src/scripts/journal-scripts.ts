@@ -15,7 +15,7 @@ import type { ScriptDefinition } from './script.js';
 export const appendJournalScript: ScriptDefinition = {
   name: 'keepsakeAppendJournal',
   lua: `
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', '1')
 local last_sequence = 0
 if #last > 0 then
   local id = last[1][1]
@@ -46,7 +46,7 @@ export const readJournalScript: ScriptDefinition = {
   name: 'keepsakeReadJournal',
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-return redis.call('XRANGE', KEYS[1], '(' .. ARGV[1] .. '-0', '+', 'COUNT', tonumber(ARGV[2]))
+return redis.call('XRANGE', KEYS[1], '(' .. ARGV[1] .. '-0', '+', 'COUNT', ARGV[2])
 `,
 };
 

@@ -16,11 +16,12 @@ export interface ScriptDefinition {
 /**
  * Lua that reads a document's trailer (see document-format.ts): the stored revision
  * (16-digit text) and write token of its last write, or nil when there is no document;
- * `unreadable` when the bytes are not in the adapter's format.
+ * `unreadable` when the bytes are not in the adapter's format. The offsets are strings: a
+ * Lua number passed to redis.call is formatted with printf on every call.
  */
 export const READ_TRAILER_LUA = `
 local function read_trailer(key)
-  local tail = redis.call('GETRANGE', key, -64, -1)
+  local tail = redis.call('GETRANGE', key, '-64', '-1')
   if tail == '' then return nil, nil, false end
   if string.len(tail) ~= 64 or string.sub(tail, 1, 2) ~= '~1' or string.sub(tail, 64, 64) ~= '~' then
     return nil, nil, true
