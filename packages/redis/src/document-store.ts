@@ -11,7 +11,7 @@ import type {
 import { encodeRecord, parseDocument, revisionField, tokenField } from './document-format.js';
 import { toKeepsakeError } from './errors.js';
 import { indexValue } from './index-store.js';
-import type { ScriptStep, Step, StepResult } from './script-runner.js';
+import { outcomeOf, type ScriptStep, type Step, type StepResult } from './script-runner.js';
 import { deleteDocumentScript, writeDocumentScript } from './scripts/document-scripts.js';
 import { putIndexEntriesIfWrittenScript, putIndexEntryScript } from './scripts/index-scripts.js';
 import type { StorageContext } from './storage-context.js';
@@ -101,15 +101,19 @@ export class DocumentStore {
       // ends this save's pipeline instead.
       const grouped = indexStep !== null && scripts.groupsWrites(options.durable);
       if (indexStep !== null && !grouped) steps.push(indexStep);
-      // A save of a session that exists: its write alone, and its index entry in the group.
-      const work =
-        steps.length === 1
-          ? scripts.sendStep(writeStep, durable).then(alone)
-          : scripts.batch(steps, durable);
+      // A save of a session that exists: its write alone, its index entry in the group.
+      const alone = steps.length === 1 && scripts.sendsAlone(options.durable);
+      const work = alone ? scripts.sendAlone(writeStep) : scripts.batch(steps, durable);
       // Its reply comes after the write's (same connection, sent after it); should the write
       // fail, the group's outcome is never awaited here (it keeps its failure quiet).
       const groupedOutcome = grouped ? scripts.grouped(indexStep, 1) : null;
-      const results = await work;
+      let results: StepResult[];
+      try {
+        results = alone ? [{ ok: true, value: await work }] : ((await work) as StepResult[]);
+      } catch (error) {
+        if (!alone) throw error;
+        results = [outcomeOf(error, operation)];
+      }
       if (creates) throwIfFailed(results[0]!, operation);
       const written = refusalOrSuccess(results[creates ? 1 : 0]!, operation);
       if (!written.ok) return written;
@@ -187,10 +191,6 @@ export class DocumentStore {
       nextCursor: ids.length > options.limit ? (page.at(-1) ?? null) : null,
     };
   }
-}
-
-function alone(result: StepResult): StepResult[] {
-  return [result];
 }
 
 function throwIfFailed(result: StepResult, operation: string): void {

@@ -247,14 +247,17 @@ export class RedisAdapter implements StorageAdapterV1 {
     return this.documents.has(collection, id);
   }
 
-  async putDocument(
+  putDocument(
     collection: Collection,
     id: string,
     write: DocumentWrite,
     options: WriteOptions,
   ): Promise<PutResult> {
-    if (!this.usable) await this.ready('write a document');
-    return this.documents.put(collection, id, write, options);
+    // Not async once open: a save's write returns the document store's promise as it is.
+    if (this.usable) return this.documents.put(collection, id, write, options);
+    return this.ready('write a document').then(() =>
+      this.documents.put(collection, id, write, options),
+    );
   }
 
   async deleteDocument(

@@ -86,19 +86,21 @@ export class ScriptRunner {
   }
 
   /**
-   * `batch([step])` for a save's write on a standalone server, its outcome without an array
-   * around it (a save sends one step; the batch's layers were a measurable part of it).
+   * Whether `sendAlone` may send a step of this durability: on a standalone server when the
+   * write's confirmation is its reply (as for `grouped`).
    */
-  sendStep(step: Step, options: { operation: string; durable: boolean }): Promise<StepResult> {
-    const confirm = options.durable ? this.durability.method : 'none';
-    if (this.client.isCluster || confirm === 'waitaof' || confirm === 'wait') {
-      return this.batch([step], options).then(firstResult);
-    }
+  sendsAlone(durable: boolean): boolean {
+    return this.groupsWrites(durable);
+  }
+
+  /**
+   * `batch([step])` for a save's write when `sendsAlone`: the reply itself, without the
+   * batch's layers (a save sends one step, and those layers were a measurable part of it).
+   * Rejects with the server's ReplyError, or the connection's failure: see `outcomeOf`.
+   */
+  sendAlone(step: Step): Promise<unknown> {
     this.holdWritesForTurn();
-    return this.send(this.client, step).then(succeeded, (error: unknown) => {
-      if (isConnectionFailure(error)) throw toKeepsakeError(error, options.operation);
-      return { ok: false, error: error as Error };
-    });
+    return this.send(this.client, step);
   }
 
   /**
@@ -355,12 +357,13 @@ function newGroup(script: ScriptDefinition, sharedKeys: readonly string[]): Grou
   return { script, keys: [...sharedKeys], args: [], entries: 0, outcome, resolve, reject };
 }
 
-function succeeded(value: unknown): StepResult {
-  return { ok: true, value };
-}
-
-function firstResult(results: StepResult[]): StepResult {
-  return results[0]!;
+/**
+ * What `sendAlone`'s rejection means: the server's refusal of the step (a ReplyError), or a
+ * connection failure, thrown typed for `operation`.
+ */
+export function outcomeOf(error: unknown, operation: string): StepResult {
+  if (isConnectionFailure(error)) throw toKeepsakeError(error, operation);
+  return { ok: false, error: error as Error };
 }
 
 async function settle(promise: Promise<unknown>): Promise<StepResult> {
