@@ -5,7 +5,7 @@ import { deepFreeze, encodeDelta, encodeFull, headOf, summaryOf } from './docume
 import { IndexRepairs } from './index-repairs.js';
 import { LimitExceededError, ShrinkRefusedError } from './input-errors.js';
 import { readRetainedRevision, retainStoredRevision } from './retained-revisions.js';
-import type { Session } from './schemas.js';
+import type { Message, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 import { readSessionEntry } from './session-read.js';
 import type { SaveOptions } from './session-types.js';
@@ -89,9 +89,7 @@ export class SessionPersistence {
       );
     }
     const stored = entry.storedMessages;
-    const prefixKept =
-      messages.length >= stored.length &&
-      stored.every((message, index) => messages[index] === message);
+    const prefixKept = messages.length >= stored.length && isPrefix(stored, messages);
     let shrink = false;
     if (!prefixKept) {
       const kept = new Set(messages.map((message) => message.id));
@@ -106,7 +104,11 @@ export class SessionPersistence {
     const rewrite = options.rewriteRevision === true && entry.storedRevision !== null;
     const revision = rewrite ? entry.storedRevision! : (entry.storedRevision ?? 0) + 1;
     const updatedAt = options.touchUpdatedAt === false || rewrite ? session.updatedAt : now;
-    const head = { ...headOf(session), revision, updatedAt };
+    // headOf makes a new object: set on it, in place (the keys keep their order, as a spread
+    // would keep them), instead of copying it once more.
+    const head = headOf(session);
+    head.revision = revision;
+    head.updatedAt = updatedAt;
     // Written in a delta and kept to tell a changed head later (isDirty): encoded once.
     const headText = JSON.stringify(head);
     let useDelta =
@@ -140,7 +142,8 @@ export class SessionPersistence {
     // changes must still count as unsaved afterwards.
     const writtenMessages = [...messages];
     const writtenHeadText = headText;
-    const writtenSummary = { ...summaryOf(session), updatedAt };
+    const writtenSummary = summaryOf(session);
+    writtenSummary.updatedAt = updatedAt;
     if (shrink) await retainStoredRevision(adapter, clock, session.id);
     const started = performance.now();
     const indexWithDocument =
@@ -247,4 +250,12 @@ export class SessionPersistence {
       return true;
     }
   }
+}
+
+/** Whether `messages` starts with the very objects of `stored` (one pointer compare each). */
+function isPrefix(stored: readonly Message[], messages: readonly Message[]): boolean {
+  for (let index = 0; index < stored.length; index++) {
+    if (messages[index] !== stored[index]) return false;
+  }
+  return true;
 }
