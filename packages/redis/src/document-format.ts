@@ -36,8 +36,18 @@ export function encodeRecord(
   text: string,
   token: string,
 ): string {
+  return encodeRecordFields(kind, revisionField(revision), text, tokenField(token));
+}
+
+/** `encodeRecord` from the revision and token already in their fields (a save has them). */
+export function encodeRecordFields(
+  kind: 'full' | 'delta',
+  revisionText: string,
+  text: string,
+  tokenText: string,
+): string {
   const length = String(Buffer.byteLength(text, 'utf8')).padStart(12, '0');
-  return `${text}~1${kind === 'full' ? 'B' : 'D'}${revisionField(revision)}${length}${tokenField(token)}~`;
+  return `${text}~1${kind === 'full' ? 'B' : 'D'}${revisionText}${length}${tokenText}~`;
 }
 
 export interface ParsedDocument {

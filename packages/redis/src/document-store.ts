@@ -8,7 +8,7 @@ import type {
   StoredDocument,
   WriteOptions,
 } from '@keepsake/core';
-import { encodeRecord, parseDocument, revisionField, tokenField } from './document-format.js';
+import { encodeRecordFields, parseDocument, revisionField, tokenField } from './document-format.js';
 import { toKeepsakeError } from './errors.js';
 import { indexValue } from './index-store.js';
 import { outcomeOf, type ScriptStep, type Step, type StepResult } from './script-runner.js';
@@ -70,15 +70,16 @@ export class DocumentStore {
     const token = this.context.nextWriteToken();
     const tokenText = tokenField(token);
     const creates = options.expectedRevision === null;
+    const revisionText = revisionField(write.revision);
     const writeStep: Step = {
       script: writeDocumentScript,
       keys: [documentKey],
       args: [
         write.kind,
-        revisionField(write.revision),
+        revisionText,
         creates ? '' : revisionField(options.expectedRevision),
         tokenText,
-        encodeRecord(write.kind, write.revision, write.text, token),
+        encodeRecordFields(write.kind, revisionText, write.text, tokenText),
       ],
     };
     const indexEntry = collection === 'sessions' ? options.indexEntry : undefined;

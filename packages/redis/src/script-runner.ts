@@ -181,13 +181,19 @@ export class ScriptRunner {
    */
   grouped(step: ScriptStep, sharedKeys: number): Promise<StepResult> {
     const turn = this.currentTurn();
-    const shared = step.keys.slice(0, sharedKeys);
-    const name = `${step.script.name}\n${shared.join('\n')}`;
-    let group = turn.groups.get(name);
+    // The open group of this script with these shared keys: found without building a name
+    // for the common single shared key (each save of a turn looks it up).
+    const name = sharedKeys === 1 ? step.keys[0]! : step.keys.slice(0, sharedKeys).join('\n');
+    let groups = turn.groups.get(step.script);
+    if (groups === undefined) {
+      groups = new Map();
+      turn.groups.set(step.script, groups);
+    }
+    let group = groups.get(name);
     if (group === undefined || group.entries === GROUP_LIMIT) {
       if (group !== undefined) turn.full.push(group);
-      group = newGroup(step.script, shared);
-      turn.groups.set(name, group);
+      group = newGroup(step.script, step.keys.slice(0, sharedKeys));
+      groups.set(name, group);
     }
     group.entries++;
     for (let index = sharedKeys; index < step.keys.length; index++)
@@ -230,7 +236,8 @@ export class ScriptRunner {
 
   /** Sends the grouped calls held so far after everything sent before them, then lets it all go. */
   private release(turn: Turn): void {
-    const groups = [...turn.full, ...turn.groups.values()];
+    const groups = [...turn.full];
+    for (const open of turn.groups.values()) groups.push(...open.values());
     turn.full = [];
     turn.groups.clear();
     turn.batches = 0;
@@ -331,7 +338,7 @@ interface Turn {
   /** Batches sent since the turn began or last let its writes go. */
   batches: number;
   /** The open group of each grouped script and shared keys, and the groups that filled up. */
-  groups: Map<string, Group>;
+  groups: Map<ScriptDefinition, Map<string, Group>>;
   full: Group[];
 }
 
