@@ -1,4 +1,4 @@
-import { READ_TRAILER_LUA, type ScriptDefinition } from './script.js';
+import type { ScriptDefinition } from './script.js';
 
 /**
  * The session index (B7) is one hash under the namespace's hash tag: field = session id,
@@ -33,11 +33,13 @@ return 1
  */
 export const putIndexEntriesIfWrittenScript: ScriptDefinition = {
   name: 'keepsakePutIndexEntriesIfWritten',
-  lua: `${READ_TRAILER_LUA}
+  lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local fields = {}
 for index = 2, #KEYS do
-  local _, token = read_trailer(KEYS[index])
+  -- The write token alone, the 32 bytes before the trailer's last one: a write's token is
+  -- unique, so only that write's own trailer holds it (bytes of any other shape do not).
+  local token = redis.call('GETRANGE', KEYS[index], '-33', '-2')
   local at = (index - 2) * 3
   if token == ARGV[at + 1] then
     fields[#fields + 1] = ARGV[at + 2]
