@@ -20,6 +20,34 @@ export const saveOptionsSchema = z.strictObject({
   allowShrink: flag,
 });
 
+const SAVE_FLAGS: ReadonlySet<string> = new Set(Object.keys(saveOptionsSchema.shape));
+
+/**
+ * `assertCallInput(saveOptionsSchema, …)`, with the options nearly every save passes (a plain
+ * object of known flags, each a boolean or undefined) accepted without zod, which cost a
+ * save more than the rest of its argument checks. Anything else goes to zod, for the same
+ * typed error as before.
+ */
+export function assertSaveOptions(options: unknown, call: string): void {
+  try {
+    if (options === undefined || isFlagObject(options, SAVE_FLAGS)) return;
+  } catch {
+    // A getter or a Proxy trap threw: zod reads it again and reports it.
+  }
+  assertCallInput(saveOptionsSchema, options, call);
+}
+
+function isFlagObject(value: unknown, flags: ReadonlySet<string>): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key of Object.keys(value)) {
+    if (!flags.has(key)) return false;
+    const flagValue = (value as Record<string, unknown>)[key];
+    if (flagValue !== undefined && typeof flagValue !== 'boolean') return false;
+  }
+  return true;
+}
+
 /** B5: store.load(). */
 export const loadOptionsSchema = z.strictObject({ summaryOnly: flag, refresh: flag });
 

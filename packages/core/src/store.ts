@@ -12,10 +12,10 @@ import { LockRegistry } from './lock-registry.js';
 import {
   assertBeginRunInput,
   assertCallInput,
+  assertSaveOptions,
   journalReadOptionsSchema,
   listOptionsSchema,
   loadOptionsSchema,
-  saveOptionsSchema,
 } from './option-schemas.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
 import type {
@@ -119,7 +119,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   // ── Sessions ─────────────────────────────────────────────────────────────────────
 
   async create(input: CreateSessionInput = {}, options: SaveOptions = {}): Promise<Session> {
-    assertCallInput(saveOptionsSchema, options, 'create()');
+    assertSaveOptions(options, 'create()');
     if (typeof input === 'object' && input !== null && input.id !== undefined) {
       assertValidId(input.id);
     }
@@ -152,7 +152,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   save(session: Session, options?: SaveOptions): Promise<Session> {
     // Not async: the save's own promise is returned as it is, one layer fewer on every save.
     try {
-      assertCallInput(saveOptionsSchema, options, 'save()');
+      assertSaveOptions(options, 'save()');
     } catch (error) {
       return Promise.reject(error);
     }
