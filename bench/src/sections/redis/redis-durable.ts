@@ -3,8 +3,9 @@ import {
   createSessionStore,
   type RunHandle,
   type SessionStore,
+  type SessionSummary,
 } from '@keepsake/core';
-import { redisAdapter } from '@keepsake/redis';
+import { type RedisAdapter, redisAdapter } from '@keepsake/redis';
 import { RedisServerProcess } from '@keepsake/redis/testing';
 import type { BenchConfig } from '../../config.js';
 import {
@@ -23,6 +24,8 @@ import { REDIS_BENCHMARK, redisBenchmark, runs } from './redis-benchmark.js';
 /** The names the Redis tables use. */
 export const KEEPSAKE_REDIS = 'Keepsake (redis)';
 export const BENCHMARK_SET = 'redis-benchmark -t set -d 1024 -c 50';
+/** The adapter's own write (putDocument, no store around it): the ceiling a save can reach. */
+export const ADAPTER_ALONE = 'the adapter alone (putDocument)';
 export const BENCHMARK_XADD = 'redis-benchmark XADD -c 16 -P 16';
 
 const SESSIONS = 50;
@@ -44,7 +47,7 @@ export const redisDurableSection: Section = {
   backend: 'redis',
   plannedTrials: (config) => {
     const { warmupRounds, rounds } = saveRounds(config);
-    return 2 * (warmupRounds + rounds) + trialsPerCase(config, 2);
+    return 3 * (warmupRounds + rounds) + trialsPerCase(config, 2);
   },
   unavailableReason: () => unavailable,
   run,
@@ -93,6 +96,10 @@ async function run(context: SectionContext): Promise<SectionResult> {
         {
           name: KEEPSAKE_REDIS,
           trial: () => durableSaves(store, `t${trialNumber++}`, savesPerSession),
+        },
+        {
+          name: ADAPTER_ALONE,
+          trial: () => adapterWrites(adapter, `t${trialNumber++}`, savesPerSession),
         },
         {
           name: BENCHMARK_SET,
@@ -157,6 +164,53 @@ async function durableSaves(store: SessionStore, label: string, saves: number): 
         for (let index = 0; index < saves; index++) {
           session.messages.push(createMessage({ role: 'user', content: text }));
           await store.save(session, { fsync: true });
+        }
+      }),
+    ),
+  );
+  return perSecond(SESSIONS * saves, elapsed);
+}
+
+/**
+ * What a save's write costs without the store around it: the same 50 sessions, each
+ * appending a delta of the same size with its index entry through `putDocument` (durable),
+ * as a save of `durableSaves` does, with no validation, encoding, lock or cache. Shows how
+ * much of the gap to redis-benchmark is the server's work and how much the store's.
+ */
+async function adapterWrites(adapter: RedisAdapter, label: string, saves: number): Promise<number> {
+  const text = JSON.stringify({ head: { id: label }, appended: ['m'.repeat(MESSAGE_BYTES)] });
+  const summary = (id: string): SessionSummary => ({
+    id,
+    title: '',
+    createdAt: 0,
+    updatedAt: 0,
+    messageCount: 0,
+    pending: false,
+    parentId: null,
+    rotatedTo: null,
+  });
+  const ids = Array.from({ length: SESSIONS }, (_, index) => `${label}-a${index}`);
+  await Promise.all(
+    ids.map((id) =>
+      adapter.putDocument(
+        'sessions',
+        id,
+        { kind: 'full', revision: 1, text },
+        { expectedRevision: null, durable: true, indexEntry: summary(id) },
+      ),
+    ),
+  );
+  const elapsed = await timed(() =>
+    Promise.all(
+      ids.map(async (id) => {
+        for (let index = 0; index < saves; index++) {
+          const written = await adapter.putDocument(
+            'sessions',
+            id,
+            { kind: 'delta', revision: index + 2, text },
+            { expectedRevision: index + 1, durable: true, indexEntry: summary(id) },
+          );
+          if (!written.ok) throw new Error(`adapter write of ${id} refused`);
         }
       }),
     ),
@@ -231,6 +285,7 @@ function result(context: SectionContext, [saves, journal]: CaseResult[]): Sectio
     ],
     notes: [
       `The save case runs ${saveRounds(context.config).warmupRounds} warm-up rounds (at least ${WARMUP_SAVES.toLocaleString('en-US')} saves) before its measured ones: V8 compiles the save path over a process's first ten to fifteen thousand saves, and a long-running server saves on warm code.`,
+      `"${ADAPTER_ALONE}" writes the same deltas with their index entries through the adapter's putDocument, with no store around it: the part of the gap to redis-benchmark that is the server's work (the conditional write script, the index entry) rather than the store's (validation, encoding, lock, cache).`,
       "Keepsake uses the adapter's default 4 connections (each session's commands on one of them, pipelined); redis-benchmark opens one per client (`-c`).",
       'With `appendfsync always` Redis fsyncs once per event-loop turn for every write of that turn, so concurrent durable writes share fsyncs on both sides.',
       "redis-benchmark's XADD baseline writes single entries with server-made ids; Keepsake's appends carry the record (ids, sequence, timestamps) and the sequence check of a Lua script, and its batches are one entry each.",
