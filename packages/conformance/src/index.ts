@@ -26,6 +26,7 @@ export {
   type Fault,
   RecordingFaultInjectingAdapter,
 } from './harness/recording-fault-injecting-adapter.js';
+export { seededRandom } from './harness/seeded-random.js';
 export type {
   AreaName,
   BackendFaultTarget,

@@ -1,3 +1,4 @@
+import { seededRandom } from '@keepsake/conformance';
 import type { Session, SessionStore } from '@keepsake/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type S3Fixture, startFixture, userMessage } from './helpers/s3-fixture.js';
@@ -23,18 +24,6 @@ afterAll(async () => {
   await fixture?.dispose();
 });
 
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 interface Modelled {
   readonly session: Session;
   /** Every title an indexed save of this session wrote, the last one last. */
@@ -43,7 +32,7 @@ interface Modelled {
 
 describe('the index under concurrent saves and listings (B7)', () => {
   it(`every listing shows each indexed session with an indexed title (seed ${SEED})`, async () => {
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     const options = fixture.options('index-race');
     const writers = [openStore(options), openStore(options)];
     const listers = [openStore(options), openStore(options)];

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { type Session, systemClock } from '@keepsake/core';
 import { expect } from 'vitest';
 import { NO_SECOND_PROCESS_NOTE } from '../harness/not-verified.js';
+import { seededRandom } from '../harness/seeded-random.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
 const WORKERS = 3;
@@ -52,18 +53,6 @@ function workerScript(): string {
     : fileURLToPath(new URL('../harness/stream-worker.ts', import.meta.url));
 }
 
-/** mulberry32: the test's choices (which worker dies when, the workers' seeds) from one seed. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** The run's answer in a transcript: its assistant messages that are not markers. */
 function answerOf(session: Session, runId: string): string {
   return session.messages
@@ -92,7 +81,8 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
       const seed = Number(process.env.KEEPSAKE_MODEL_SEED ?? Math.floor(Math.random() * 2 ** 31));
       // The seed replays the choices (who dies when, what each worker does), not the timing.
       const context = `seed ${seed} (KEEPSAKE_MODEL_SEED)`;
-      const next = generator(seed);
+      // The test's choices (which worker dies when, the workers' seeds) follow from `seed`.
+      const next = seededRandom(seed);
       const creator = await env.openStore({ clock: systemClock });
       const ids = [env.id(), env.id()];
       for (const id of ids) await creator.store.create({ id }, { fsync: true });
