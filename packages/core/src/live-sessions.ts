@@ -49,10 +49,6 @@ export class LiveSessions {
     return saved;
   }
 
-  /**
-   * Picks the cache entry a caller's session object belongs to (B4). A copy at the stored
-   * revision is checked here but adopted by the write only once it lands (B5, C4).
-   */
   /** `entryForSave` for a cached session, without an await; undefined when not cached. */
   cachedEntryForSave(session: Session): CacheEntry | undefined {
     const entry = this.cache.peek(session.id);
@@ -63,6 +59,10 @@ export class LiveSessions {
     return entry;
   }
 
+  /**
+   * Picks the cache entry a caller's session object belongs to (B4). A copy at the stored
+   * revision is checked here but adopted by the write only once it lands (B5, C4).
+   */
   async entryForSave(session: Session): Promise<CacheEntry> {
     const id = session.id;
     let entry = this.cache.peek(id);
