@@ -34,8 +34,9 @@ export interface ScriptStep {
 export type StepResult = { ok: true; value: unknown } | { ok: false; error: Error };
 
 /**
- * Sends the adapter's commands: its Lua scripts (ioredis `defineCommand`: EVALSHA, or EVAL
- * on a connection that has not loaded the script) and plain commands, one at a time or as
+ * Sends the adapter's commands: its Lua scripts (EVALSHA, or EVAL on a connection that has
+ * not run the script: `ScriptCall` on the client, the defined command in a pipeline) and
+ * plain commands, one at a time or as
  * a batch in one pipeline, on one connection (on Cluster: the node of the batch's slot).
  * A durable batch ends with the command that confirms it (WAITAOF or WAIT), which then
  * covers every write of the batch, in the same round trip.

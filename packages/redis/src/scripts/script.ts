@@ -1,7 +1,8 @@
 /**
- * A Lua script the adapter runs with ioredis `defineCommand`: EVALSHA, falling back to EVAL
- * on a connection that has not loaded it (ioredis does that per connection, also on each
- * Cluster node). The number of keys is passed with every call.
+ * A Lua script of the adapter: EVALSHA, with the body (EVAL) on a connection that has not
+ * run it yet or answered NOSCRIPT (script-call.ts on a client, ioredis `defineCommand` in a
+ * pipeline; both per connection, also on each Cluster node). The number of keys is passed
+ * with every call.
  *
  * A script runs atomically: no reader and no other writer sees it half done. Each script
  * of the adapter makes at most ONE write, checked before it is made: Redis logs a
