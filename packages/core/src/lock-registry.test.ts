@@ -90,4 +90,52 @@ describe('LockRegistry', () => {
     });
     await expect(background).resolves.toBe('ran');
   });
+
+  it('D1: withLockUnmarked serializes with every other holder of the id', async () => {
+    const locks = new LockRegistry();
+    const order: string[] = [];
+    let release!: () => void;
+    const holder = locks.withLock('a', async () => {
+      order.push('holder in');
+      await new Promise<void>((resolve) => (release = resolve));
+      order.push('holder out');
+    });
+    const save = locks.withLockUnmarked('a', async () => {
+      order.push('save in');
+      await new Promise((resolve) => setImmediate(resolve));
+      order.push('save out');
+    });
+    const after = locks.withLock('a', async () => {
+      order.push('after in');
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['holder in']);
+    release();
+    await Promise.all([holder, save, after]);
+    expect(order).toEqual(['holder in', 'holder out', 'save in', 'save out', 'after in']);
+    expect(locks.size).toBe(0);
+  });
+
+  it('D1: withLockUnmarked runs inside a context that holds the lock, and marks none', async () => {
+    const locks = new LockRegistry();
+    // Inside the holder's context: run at once (waiting would be waiting for itself).
+    const nested = await locks.withLock('a', () =>
+      locks.withLockUnmarked('a', async () => locks.holds('a')),
+    );
+    expect(nested).toBe(true);
+    // Not marked: a call made from inside waits for its turn instead of entering beside it,
+    // and gets it once the unmarked call returns (as an event listener's would).
+    const order: string[] = [];
+    let inner: Promise<void> | undefined;
+    await locks.withLockUnmarked('b', async () => {
+      order.push(`outer holds: ${locks.holds('b')}`);
+      inner = locks.withLock('b', async () => {
+        order.push('inner');
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      order.push('outer out');
+    });
+    await inner;
+    expect(order).toEqual(['outer holds: false', 'outer out', 'inner']);
+  });
 });

@@ -86,6 +86,26 @@ export class LockRegistry {
   }
 
   /**
+   * `withLockIfNotHeld` for work of the store's own that runs no caller's callback while it
+   * holds the lock (a save): the lock is taken the same way, but the async context is not
+   * marked as holding it, which costs a context frame and a set per call (about a tenth of
+   * a save's own time in a profile). Nothing inside may ask for the same lock: it would
+   * wait for itself. An event listener called from inside that asks for it waits its turn,
+   * which comes when this call returns (no listener is awaited).
+   */
+  async withLockUnmarked<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const heldNow = this.held.getStore();
+    const entry = this.entries.get(this.nameOf(id));
+    if (entry !== undefined && heldNow?.has(entry) === true) return fn();
+    const turns = this.acquireIdle([id], heldNow) ?? (await this.acquire([id], heldNow));
+    try {
+      return await fn();
+    } finally {
+      this.release(turns);
+    }
+  }
+
+  /**
    * Runs `fn` holding the locks of all `ids` (those this context holds already are kept
    * as they are). Its place in each queue is taken at once, before waiting for any.
    */

@@ -2,6 +2,7 @@ import type { PutResult, StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { deepFreeze, encodeDelta, encodeFull, headOf, summaryOf } from './document-codec.js';
+import { headText } from './head-text.js';
 import { IndexRepairs } from './index-repairs.js';
 import { LimitExceededError, ShrinkRefusedError } from './input-errors.js';
 import { readRetainedRevision, retainStoredRevision } from './retained-revisions.js';
@@ -104,27 +105,30 @@ export class SessionPersistence {
     const rewrite = options.rewriteRevision === true && entry.storedRevision !== null;
     const revision = rewrite ? entry.storedRevision! : (entry.storedRevision ?? 0) + 1;
     const updatedAt = options.touchUpdatedAt === false || rewrite ? session.updatedAt : now;
-    // headOf makes a new object: set on it, in place (the keys keep their order, as a spread
-    // would keep them), instead of copying it once more.
-    const head = headOf(session);
-    head.revision = revision;
-    head.updatedAt = updatedAt;
     // Written in a delta and kept to tell a changed head later (isDirty): encoded once.
-    const headText = JSON.stringify(head);
+    const writtenHeadText = headText(session, revision, updatedAt);
+    const fullText = (): string => {
+      // headOf makes a new object: set on it, in place (the keys keep their order, as a
+      // spread would keep them), instead of copying it once more.
+      const head = headOf(session);
+      head.revision = revision;
+      head.updatedAt = updatedAt;
+      return encodeFull({ ...head, messages } as Session);
+    };
     let useDelta =
       adapter.capabilities.appendDeltas &&
       entry.storedRevision !== null &&
       prefixKept &&
       !this.compactionDue(entry);
     let text = useDelta
-      ? encodeDelta(head, stored.length, messages.slice(stored.length), headText)
-      : encodeFull({ ...head, messages } as Session);
+      ? encodeDelta(session, stored.length, messages.slice(stored.length), writtenHeadText)
+      : fullText();
     let textBytes = Buffer.byteLength(text);
     if (useDelta && entry.storedBytes + textBytes > limits.maxDocumentBytes) {
       // Deltas repeat the head, so base + deltas can pass the limit before the document
       // does: a full write measures the document itself.
       useDelta = false;
-      text = encodeFull({ ...head, messages } as Session);
+      text = fullText();
       textBytes = Buffer.byteLength(text);
     }
     const totalBytes = useDelta ? entry.storedBytes + textBytes : textBytes;
@@ -141,7 +145,6 @@ export class SessionPersistence {
     // the caller may change the live session while the write is in flight, and those
     // changes must still count as unsaved afterwards.
     const writtenMessages = [...messages];
-    const writtenHeadText = headText;
     const writtenSummary = summaryOf(session);
     writtenSummary.updatedAt = updatedAt;
     if (shrink) await retainStoredRevision(adapter, clock, session.id);
@@ -245,7 +248,7 @@ export class SessionPersistence {
     }
     if (stored.some((message, index) => session.messages[index] !== message)) return true;
     try {
-      return JSON.stringify(headOf(session)) !== entry.storedHeadText;
+      return headText(session) !== entry.storedHeadText;
     } catch {
       return true;
     }

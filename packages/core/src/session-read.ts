@@ -1,7 +1,8 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import { decodeSession, deepFreeze, headOf } from './document-codec.js';
+import { decodeSession, deepFreeze } from './document-codec.js';
+import { headText } from './head-text.js';
 import { removeEntryWithoutDocument } from './index-entry-checks.js';
 import type { CacheEntry } from './session-cache.js';
 import { CorruptDocumentError } from './storage-errors.js';
@@ -66,7 +67,7 @@ export async function readSessionEntry(
     session,
     storedRevision: stored.revision,
     storedMessages: [...session.messages],
-    storedHeadText: JSON.stringify(headOf(session)),
+    storedHeadText: headText(session),
     deltasSinceFull: stored.deltas.length,
     deltaBytesSinceFull: decoded.byteSize - stored.base.length,
     storedBytes: decoded.byteSize,

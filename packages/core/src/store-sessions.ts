@@ -95,7 +95,8 @@ export class StoreSessions {
     const id = assertValidId(session.id);
     const { locks, cache, persistence, liveSessions } = this.store;
     if (!this.store.isReady) await this.store.ready('save a session');
-    return await locks.withLockIfNotHeld(id, async () => {
+    // Unmarked: a save runs no caller's callback under the lock (see withLockUnmarked).
+    return await locks.withLockUnmarked(id, async () => {
       // A cached session (the common save) is found without an await.
       const entry =
         liveSessions.cachedEntryForSave(session) ?? (await liveSessions.entryForSave(session));

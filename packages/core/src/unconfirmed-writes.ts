@@ -1,7 +1,8 @@
 import type { DocumentWrite, StorageAdapter, StoredDocument } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import { decodeSession, deepFreeze, headOf } from './document-codec.js';
+import { decodeSession, deepFreeze } from './document-codec.js';
+import { headText } from './head-text.js';
 import type { Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 
@@ -82,7 +83,7 @@ export class UnconfirmedWrites {
     session.updatedAt = written.updatedAt;
     entry.storedRevision = stored.revision;
     entry.storedMessages = written.messages;
-    entry.storedHeadText = JSON.stringify(headOf(written));
+    entry.storedHeadText = headText(written);
     entry.deltasSinceFull = stored.deltas.length;
     entry.deltaBytesSinceFull = decoded.byteSize - stored.base.length;
     entry.storedBytes = decoded.byteSize;
