@@ -247,6 +247,57 @@ describe('B5: message ids are unique in a session', () => {
     await expect(store.save(session)).resolves.toMatchObject({ revision: 2 });
     await store.close();
   });
+
+  it('save() refuses a reused id after many appends, after a refused save and after a failed write (B5)', async () => {
+    let failNextWrite = false;
+    // Fault injection (a mock by design): the next putDocument rejects before it writes.
+    const store = openStore((adapter) => {
+      const putDocument = adapter.putDocument.bind(adapter);
+      adapter.putDocument = (...args) => {
+        if (!failNextWrite) return putDocument(...args);
+        failNextWrite = false;
+        return Promise.reject(new Error('injected write failure'));
+      };
+    });
+    const session = await store.create({ id: 's1' });
+    // Several appends: the id record of each save is carried to the next without a walk.
+    for (let index = 0; index < 6; index++) {
+      session.messages.push({ id: `m${index}`, role: 'user', content: `${index}`, createdAt: 1 });
+      await store.save(session);
+    }
+    for (const reused of ['m0', 'm3', 'm5']) {
+      session.messages.push({ id: reused, role: 'user', content: 'again', createdAt: 1 });
+      const error = await invalidInput(store.save(session));
+      expect(error.message).toContain(`"${reused}"`);
+      session.messages.pop();
+    }
+    // A refused save in between (a duplicate among the new ones) leaves a record of messages
+    // that were never stored: it must not be believed.
+    session.messages.push(
+      { id: 'n1', role: 'user', content: 'a', createdAt: 1 },
+      { id: 'n1', role: 'user', content: 'b', createdAt: 1 },
+    );
+    await invalidInput(store.save(session));
+    session.messages.splice(-2, 2, { id: 'n2', role: 'user', content: 'c', createdAt: 1 });
+    await expect(store.save(session)).resolves.toMatchObject({ revision: 8 });
+    session.messages.push({ id: 'm4', role: 'user', content: 'again', createdAt: 1 });
+    expect((await invalidInput(store.save(session))).message).toContain('"m4"');
+    session.messages.pop();
+    session.messages.push({ id: 'n2', role: 'user', content: 'again', createdAt: 1 });
+    expect((await invalidInput(store.save(session))).message).toContain('"n2"');
+    session.messages.pop();
+    // A write that failed leaves a record of a transcript that was never stored.
+    session.messages.push({ id: 'f1', role: 'user', content: 'lost?', createdAt: 1 });
+    failNextWrite = true;
+    await expect(store.save(session)).rejects.toThrow('injected write failure');
+    await expect(store.save(session)).resolves.toMatchObject({ revision: 9 });
+    session.messages.push({ id: 'f1', role: 'user', content: 'again', createdAt: 1 });
+    expect((await invalidInput(store.save(session))).message).toContain('"f1"');
+    session.messages.pop();
+    session.messages.push({ id: 'm2', role: 'user', content: 'again', createdAt: 1 });
+    expect((await invalidInput(store.save(session))).message).toContain('"m2"');
+    await store.close();
+  });
 });
 
 describe('E2: an event a reader could not read back is never acknowledged', () => {

@@ -22,6 +22,13 @@ interface KnownIds {
   readonly appended: readonly Message[];
   /** id → position (ids a write that failed had added are hints only). */
   readonly positions: Map<string, number>;
+  /**
+   * The stored array the save that made this record wrote (`rememberTranscript`): a copy of
+   * base and appended, made by the store and never changed. A stored array that is this very
+   * array is known without comparing a message (a save on a long session then walks its
+   * transcript once, not twice).
+   */
+  transcript: readonly Message[] | null;
 }
 
 /** Where a session's record is kept between saves (its cache entry). */
@@ -39,6 +46,7 @@ function messageAt(known: KnownIds, position: number): Message | undefined {
 export function knownIdsOf(holder: KnownIdsHolder, stored: readonly Message[]): KnownIds | null {
   const known = holder.knownIds;
   if (known === undefined || stored.length === 0) return null;
+  if (known.transcript === stored) return known;
   const { base, appended } = known;
   if (base.length + appended.length !== stored.length) return null;
   for (let index = 0; index < base.length; index++) {
@@ -85,6 +93,7 @@ export function rememberIds(
       base: stored,
       appended: messages.slice(stored.length),
       positions: known.positions,
+      transcript: null,
     };
     return;
   }
@@ -92,5 +101,17 @@ export function rememberIds(
   for (let index = 0; index < messages.length; index++) {
     positions.set((messages[index] as Message).id, index);
   }
-  holder.knownIds = { base: [], appended: messages.slice(), positions };
+  holder.knownIds = { base: [], appended: messages.slice(), positions, transcript: null };
+}
+
+/**
+ * Records that `written`, a copy the store made of the messages the last `rememberIds` call
+ * described, is the array that call's record describes (see `transcript`). Call it in the
+ * same synchronous step as that `rememberIds`, so no other save's record is mistaken for it.
+ */
+export function rememberTranscript(holder: KnownIdsHolder, written: readonly Message[]): void {
+  const known = holder.knownIds;
+  if (known !== undefined && known.base.length + known.appended.length === written.length) {
+    known.transcript = written;
+  }
 }

@@ -1,12 +1,13 @@
 import type { PutResult, StorageAdapter } from './adapter.js';
-import { adapterCall } from './adapter-call.js';
+import { adapterCall, toKeepsakeError } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { deepFreeze, encodeDelta, encodeFull, headOf, summaryOf } from './document-codec.js';
 import { headText } from './head-text.js';
 import { IndexRepairs } from './index-repairs.js';
 import { LimitExceededError, ShrinkRefusedError } from './input-errors.js';
+import { rememberTranscript } from './message-ids.js';
 import { readRetainedRevision, retainStoredRevision } from './retained-revisions.js';
-import type { Message, Session } from './schemas.js';
+import type { Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 import { readSessionEntry } from './session-read.js';
 import type { SaveOptions } from './session-types.js';
@@ -79,7 +80,8 @@ export class SessionPersistence {
     if (this.unconfirmedWrites.has(entry)) await this.unconfirmedWrites.settle(entry);
     const now = clock.now();
     assertWritable(session);
-    normalizeMessages(session, entry.storedMessages, now, entry);
+    // The stored messages are a prefix of these (an append, or no change to the transcript).
+    const prefixKept = normalizeMessages(session, entry.storedMessages, now, entry);
     const messages = session.messages;
     if (messages.length > limits.maxMessages) {
       throw new LimitExceededError(
@@ -90,7 +92,6 @@ export class SessionPersistence {
       );
     }
     const stored = entry.storedMessages;
-    const prefixKept = messages.length >= stored.length && isPrefix(stored, messages);
     let shrink = false;
     if (!prefixKept) {
       const kept = new Set(messages.map((message) => message.id));
@@ -145,6 +146,8 @@ export class SessionPersistence {
     // the caller may change the live session while the write is in flight, and those
     // changes must still count as unsaved afterwards.
     const writtenMessages = [...messages];
+    // The id record normalizeMessages just made describes exactly this array (B5).
+    rememberTranscript(entry, writtenMessages);
     const writtenSummary = summaryOf(session);
     writtenSummary.updatedAt = updatedAt;
     if (shrink) await retainStoredRevision(adapter, clock, session.id);
@@ -154,15 +157,14 @@ export class SessionPersistence {
     const write = { kind: useDelta ? 'delta' : 'full', revision, text } as const;
     let result: PutResult;
     try {
-      result = await adapterCall(adapter.name, 'write a session', () =>
-        adapter.putDocument(
-          'sessions',
-          session.id,
-          write,
-          indexWithDocument
-            ? { expectedRevision: entry.storedRevision, durable, indexEntry: writtenSummary }
-            : { expectedRevision: entry.storedRevision, durable },
-        ),
+      // adapterCall's typing of the error, in this try (one wrapper fewer on every save).
+      result = await adapter.putDocument(
+        'sessions',
+        session.id,
+        write,
+        indexWithDocument
+          ? { expectedRevision: entry.storedRevision, durable, indexEntry: writtenSummary }
+          : { expectedRevision: entry.storedRevision, durable },
       );
     } catch (error) {
       // B2, B4: it may have landed all the same; the next write of the entry finds out.
@@ -171,7 +173,7 @@ export class SessionPersistence {
         write,
         session,
       });
-      throw error;
+      throw toKeepsakeError(error, adapter.name, 'write a session');
     }
     if (!result.ok) {
       this.options.emit({ type: 'conflict', sessionId: session.id });
@@ -253,12 +255,4 @@ export class SessionPersistence {
       return true;
     }
   }
-}
-
-/** Whether `messages` starts with the very objects of `stored` (one pointer compare each). */
-function isPrefix(stored: readonly Message[], messages: readonly Message[]): boolean {
-  for (let index = 0; index < stored.length; index++) {
-    if (messages[index] !== stored[index]) return false;
-  }
-  return true;
 }

@@ -169,14 +169,15 @@ function assertPartMutable(session: Session, part: string, value: unknown): void
  * and B5: refuses a message id used twice, since removing one copy would then not count as
  * removing a message. Only the messages after the unchanged stored prefix are walked; their
  * ids are checked against the stored ones through message-ids.ts, and not at all when every
- * id was just generated.
+ * id was just generated. Returns whether the messages start with every stored message (the
+ * one walk over the transcript a save makes: the save then needs no other to tell).
  */
 export function normalizeMessages(
   session: Session,
   stored: readonly Message[],
   now: number,
   holder: KnownIdsHolder,
-): void {
+): boolean {
   if (!Array.isArray(session.messages)) {
     throw new InvalidInputError(`Session "${session.id}" messages must be an array`, {
       path: 'messages',
@@ -221,6 +222,7 @@ export function normalizeMessages(
     if (repeated !== undefined) throw duplicateIdError(session, repeated);
   }
   rememberIds(holder, messages, stored, known);
+  return firstChanged === stored.length;
 }
 
 function duplicateIdError(session: Session, id: string): InvalidInputError {
