@@ -15,6 +15,7 @@ import {
   type RoundOptions,
   timed,
 } from '../../harness/measure.js';
+import { type CpuSample, describeCpu, withProcessCpu } from '../../harness/process-cpu.js';
 import type { CaseResult, Metric, SectionResult } from '../../harness/results.js';
 import { describeMeasurements } from '../../report/format.js';
 import type { Section, SectionContext } from '../section.js';
@@ -32,6 +33,8 @@ const SESSIONS = 50;
 const STREAMS = 16;
 const MESSAGE_BYTES = 900;
 const EVENT_BYTES = 100;
+/** A busy share at or above this: Node's thread, not the server, limits the save loop. */
+const BOUND_BY_NODE = 0.85;
 const SAVES: Metric = { unit: 'saves/s', higherIsBetter: true, format: 'rate' };
 const EVENTS: Metric = { unit: 'events/s', higherIsBetter: true, format: 'rate' };
 
@@ -89,13 +92,20 @@ async function run(context: SectionContext): Promise<SectionResult> {
   const adapter = redisAdapter({ url: server.url, keyPrefix: 'bench' });
   const store = createSessionStore({ adapter, journal: { durability: 'group' } });
   let trialNumber = 0;
+  // This process's CPU during the measured Keepsake trials (not the warm-up ones).
+  const saveCpu: CpuSample[] = [];
+  let warmingUp = true;
   try {
     progress.beginCase(`${SESSIONS} sessions`);
     const saveCase = await measureSideBySide(
       [
         {
           name: KEEPSAKE_REDIS,
-          trial: () => durableSaves(store, `t${trialNumber++}`, savesPerSession),
+          trial: async () => {
+            const sample = await durableSaves(store, `t${trialNumber++}`, savesPerSession);
+            if (!warmingUp) saveCpu.push(sample);
+            return perSecond(sample.operations, sample.elapsedMs);
+          },
         },
         {
           name: ADAPTER_ALONE,
@@ -111,7 +121,10 @@ async function run(context: SectionContext): Promise<SectionResult> {
         },
       ] satisfies Contender[],
       saveRounds(config),
-      (event) => progress.trial(event),
+      (event) => {
+        warmingUp = event.warmup;
+        progress.trial(event);
+      },
     );
     progress.keep(`  ${SESSIONS} sessions: ${describeMeasurements(SAVES, saveCase)}`);
 
@@ -137,10 +150,24 @@ async function run(context: SectionContext): Promise<SectionResult> {
       (event) => progress.trial(event),
     );
     progress.keep(`  ${STREAMS} streams: ${describeMeasurements(EVENTS, journalCase)}`);
-    return result(context, [
-      { key: String(SESSIONS), label: `${SESSIONS} sessions`, x: SESSIONS, measurements: saveCase },
-      { key: String(STREAMS), label: `${STREAMS} streams`, x: STREAMS, measurements: journalCase },
-    ]);
+    return result(
+      context,
+      [
+        {
+          key: String(SESSIONS),
+          label: `${SESSIONS} sessions`,
+          x: SESSIONS,
+          measurements: saveCase,
+        },
+        {
+          key: String(STREAMS),
+          label: `${STREAMS} streams`,
+          x: STREAMS,
+          measurements: journalCase,
+        },
+      ],
+      saveCpu,
+    );
   } finally {
     await store.close().catch(() => undefined);
     await server.dispose();
@@ -151,14 +178,14 @@ async function run(context: SectionContext): Promise<SectionResult> {
  * 50 sessions, created before the clock starts; each appends `saves` messages of about
  * 900 characters, one durable save each (a delta of about 1 KiB), all sessions at once.
  */
-async function durableSaves(store: SessionStore, label: string, saves: number): Promise<number> {
+async function durableSaves(store: SessionStore, label: string, saves: number): Promise<CpuSample> {
   const sessions = await Promise.all(
     Array.from({ length: SESSIONS }, (_, index) =>
       store.create({ id: `${label}-s${index}` }, { fsync: true }),
     ),
   );
   const text = 'm'.repeat(MESSAGE_BYTES);
-  const elapsed = await timed(() =>
+  return withProcessCpu(SESSIONS * saves, () =>
     Promise.all(
       sessions.map(async (session) => {
         for (let index = 0; index < saves; index++) {
@@ -168,7 +195,6 @@ async function durableSaves(store: SessionStore, label: string, saves: number): 
       }),
     ),
   );
-  return perSecond(SESSIONS * saves, elapsed);
 }
 
 /**
@@ -252,8 +278,13 @@ async function pipelinedAppends(
   return perSecond(STREAMS * appends, elapsed);
 }
 
-function result(context: SectionContext, [saves, journal]: CaseResult[]): SectionResult {
+function result(
+  context: SectionContext,
+  [saves, journal]: CaseResult[],
+  saveCpu: readonly CpuSample[],
+): SectionResult {
   const { savesPerSession, appendsPerStream } = sizes(context.config);
+  const cpu = saveCpu.length > 0 ? describeCpu(saveCpu) : null;
   return {
     id: redisDurableSection.id,
     title: redisDurableSection.title,
@@ -284,6 +315,11 @@ function result(context: SectionContext, [saves, journal]: CaseResult[]): Sectio
       },
     ],
     notes: [
+      ...(cpu === null
+        ? []
+        : [
+            `This process's CPU during the measured Keepsake save rounds (the median round): ${cpu.microsPerOperation.toFixed(1)} µs per save, ${cpu.busyShare.toFixed(2)} of the wall time (all of Node's threads). ${cpu.busyShare >= BOUND_BY_NODE ? "Node hardly waited: the saves are bound by Node's CPU, about one over its CPU per save per second, not by the server." : 'Node waited for the server part of the time: the server, not Node alone, limits the saves.'}`,
+          ]),
       `The save case runs ${saveRounds(context.config).warmupRounds} warm-up rounds (at least ${WARMUP_SAVES.toLocaleString('en-US')} saves) before its measured ones: V8 compiles the save path over a process's first ten to fifteen thousand saves, and a long-running server saves on warm code.`,
       `"${ADAPTER_ALONE}" writes the same deltas with their index entries through the adapter's putDocument, with no store around it: the part of the gap to redis-benchmark that is the server's work (the conditional write script, the index entry) rather than the store's (validation, encoding, lock, cache).`,
       "Keepsake uses the adapter's default 4 connections (each session's commands on one of them, pipelined); redis-benchmark opens one per client (`-c`).",
