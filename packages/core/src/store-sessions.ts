@@ -95,7 +95,7 @@ export class StoreSessions {
     const id = assertValidId(session.id);
     const { locks, cache, persistence, liveSessions } = this.store;
     if (!this.store.isReady) await this.store.ready('save a session');
-    // Unmarked: a save runs no caller's callback under the lock (see withLockUnmarked).
+    // Unmarked: a save awaits no caller's code under the lock (see withLockUnmarked).
     return await locks.withLockUnmarked(id, async () => {
       // A cached session (the common save) is found without an await.
       const entry =
