@@ -9,11 +9,12 @@ import type { Message } from './schemas.js';
  * A record is kept by the session's cache entry (`KnownIdsHolder`; a WeakMap keyed by message
  * objects cost a save more than the rest of this record, and its ephemerons slowed every
  * garbage collection). It holds the stored array the save started from (`base`, an array the
- * store made and never changes) plus the messages the save appended: it is trusted only for a
- * stored array holding exactly those objects (one pointer compare per message; no message is
- * read and nothing is copied), so a stale record (a write that failed) is never believed,
- * only rebuilt. Positions are hints: an id found
- * at a position where the transcript holds another id is settled by reading the transcript.
+ * store made and never changes) plus the messages the save appended: it is trusted only for
+ * the very array that save stored (`transcript`, one compare), or else for a stored array
+ * holding exactly those objects (one pointer compare per message; no message is read and
+ * nothing is copied), so a stale record (a write that failed) is never believed, only
+ * rebuilt. Positions are hints: an id found at a position where the transcript holds
+ * another id is settled by reading the transcript.
  * Building the positions of a long transcript costs about as much as reading it in full a
  * few dozen times; that happens once per loaded session and on saves that do not only append.
  */
