@@ -27,6 +27,14 @@ const WORKERS = 3;
 const KILLS = process.env.KEEPSAKE_MODEL_SIZE === 'large' ? 200 : 24;
 /** About a third of a second per kill on a loaded 2-core machine; generous on top. */
 const TIMEOUT_MS = 30_000 + KILLS * 1_500;
+/**
+ * How long a kill waits for an append acknowledged since the previous kill. A worker takes
+ * from a tenth of a second to over a second to start (Node, the initializer module, a
+ * connection), and on a loaded machine a schedule of fixed pauses killed every worker before
+ * it had appended anything (CI: 24 kills, 0 acknowledged appends). Waiting for progress
+ * keeps every kill among streaming workers; none within this long is a stall, reported.
+ */
+const PROGRESS_LIMIT_MS = 20_000;
 
 interface Ack {
   readonly sessionId: string;
@@ -90,6 +98,9 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
 
       const acks: Ack[] = [];
       const errors: string[] = [];
+      const startedLabels: string[] = [];
+      // Acknowledged appends when the last kill landed: the next waits for one more.
+      let acksAtKill = 0;
       const workers: Worker[] = [];
       const start = () => {
         const label = `w${workers.length}`;
@@ -113,7 +124,8 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
           // A line cut by the kill has no newline: it never counts.
           pending = lines.pop()!;
           for (const line of lines) {
-            const parsed = JSON.parse(line) as { ack?: Ack; error?: unknown };
+            const parsed = JSON.parse(line) as { ack?: Ack; error?: unknown; started?: unknown };
+            if (parsed.started !== undefined) startedLabels.push(label);
             if (parsed.ack !== undefined) {
               acks.push(parsed.ack);
               worker.lastAck = performance.now();
@@ -130,10 +142,25 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
         worker.child.kill('SIGKILL');
         await worker.exited;
       };
+      /** Resolves once an append was acknowledged after `count` of them; false on a stall. */
+      const progressAfter = async (count: number): Promise<boolean> => {
+        const deadline = performance.now() + PROGRESS_LIMIT_MS;
+        while (acks.length <= count) {
+          if (performance.now() > deadline) return false;
+          await sleep(10);
+        }
+        return true;
+      };
+      let stalled: string | null = null;
       try {
         for (let index = 0; index < WORKERS; index++) start();
         for (let round = 0; round < KILLS; round++) {
+          if (!(await progressAfter(acksAtKill))) {
+            stalled = `no append acknowledged within ${PROGRESS_LIMIT_MS} ms of ${round === 0 ? 'the start' : `kill ${round}`} (${acks.length} so far; workers started: ${startedLabels.join(', ') || 'none'})`;
+            break;
+          }
           await sleep(100 + next() * 300);
+          acksAtKill = acks.length;
           const alive = workers.filter((worker) => !worker.killed);
           // Mostly the one streaming right now (it holds what the others wait on), else any.
           const streaming = alive.reduce((latest, worker) =>
@@ -154,6 +181,7 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
         ).toBe('SIGKILL');
       }
       expect(errors, `${context}: rejections other than the contract's typed refusals`).toEqual([]);
+      expect(stalled, `${context}: the workers stopped making progress`).toBeNull();
       expect(acks.length, `${context}: the workers acknowledged appends`).toBeGreaterThan(20);
 
       // Another instance, every worker dead: each session's dead run is repaired on load.
