@@ -27,6 +27,13 @@ export const KEEPSAKE_REDIS = 'Keepsake (redis)';
 export const BENCHMARK_SET = 'redis-benchmark -t set -d 1024 -c 50';
 /** The adapter's own write (putDocument, no store around it): the ceiling a save can reach. */
 export const ADAPTER_ALONE = 'the adapter alone (putDocument)';
+/**
+ * The same two without the session index entry each save writes (B7): how much of the gap
+ * is the listing's price. Keepsake with `skipIndex` on every save, and putDocument without
+ * an index entry; neither is a way to run the store, both show what the entry costs.
+ */
+export const KEEPSAKE_REDIS_SKIP_INDEX = 'Keepsake (redis), skipIndex';
+export const ADAPTER_NO_INDEX = 'the adapter alone, no index entry';
 export const BENCHMARK_XADD = 'redis-benchmark XADD -c 16 -P 16';
 
 const SESSIONS = 50;
@@ -50,7 +57,7 @@ export const redisDurableSection: Section = {
   backend: 'redis',
   plannedTrials: (config) => {
     const { warmupRounds, rounds } = saveRounds(config);
-    return 3 * (warmupRounds + rounds) + trialsPerCase(config, 2);
+    return 5 * (warmupRounds + rounds) + trialsPerCase(config, 2);
   },
   unavailableReason: () => unavailable,
   run,
@@ -115,7 +122,20 @@ async function run(context: SectionContext): Promise<SectionResult> {
         },
         {
           name: ADAPTER_ALONE,
-          trial: () => adapterWrites(adapter, `t${trialNumber++}`, savesPerSession),
+          trial: () => adapterWrites(adapter, `t${trialNumber++}`, savesPerSession, true),
+        },
+        {
+          name: KEEPSAKE_REDIS_SKIP_INDEX,
+          trial: async () => {
+            const sample = await durableSaves(store, `t${trialNumber++}`, savesPerSession, {
+              skipIndex: true,
+            });
+            return perSecond(sample.operations, sample.elapsedMs);
+          },
+        },
+        {
+          name: ADAPTER_NO_INDEX,
+          trial: () => adapterWrites(adapter, `t${trialNumber++}`, savesPerSession, false),
         },
         {
           name: BENCHMARK_SET,
@@ -183,8 +203,14 @@ async function run(context: SectionContext): Promise<SectionResult> {
 /**
  * 50 sessions, created before the clock starts; each appends `saves` messages of about
  * 900 characters, one durable save each (a delta of about 1 KiB), all sessions at once.
+ * `skipIndex`: no index entry with the saves (for the row that prices the entry).
  */
-async function durableSaves(store: SessionStore, label: string, saves: number): Promise<CpuSample> {
+async function durableSaves(
+  store: SessionStore,
+  label: string,
+  saves: number,
+  { skipIndex = false }: { skipIndex?: boolean } = {},
+): Promise<CpuSample> {
   const sessions = await Promise.all(
     Array.from({ length: SESSIONS }, (_, index) =>
       store.create({ id: `${label}-s${index}` }, { fsync: true }),
@@ -196,7 +222,7 @@ async function durableSaves(store: SessionStore, label: string, saves: number): 
       sessions.map(async (session) => {
         for (let index = 0; index < saves; index++) {
           session.messages.push(createMessage({ role: 'user', content: text }));
-          await store.save(session, { fsync: true });
+          await store.save(session, skipIndex ? { fsync: true, skipIndex } : { fsync: true });
         }
       }),
     ),
@@ -205,11 +231,17 @@ async function durableSaves(store: SessionStore, label: string, saves: number): 
 
 /**
  * What a save's write costs without the store around it: the same 50 sessions, each
- * appending a delta of the same size with its index entry through `putDocument` (durable),
- * as a save of `durableSaves` does, with no validation, encoding, lock or cache. Shows how
- * much of the gap to redis-benchmark is the server's work and how much the store's.
+ * appending a delta of the same size through `putDocument` (durable), with its index entry
+ * as a save of `durableSaves` does (`withIndexEntry`), with no validation, encoding, lock or
+ * cache. Shows how much of the gap to redis-benchmark is the server's work and how much the
+ * store's.
  */
-async function adapterWrites(adapter: RedisAdapter, label: string, saves: number): Promise<number> {
+async function adapterWrites(
+  adapter: RedisAdapter,
+  label: string,
+  saves: number,
+  withIndexEntry: boolean,
+): Promise<number> {
   const text = JSON.stringify({ head: { id: label }, appended: ['m'.repeat(MESSAGE_BYTES)] });
   const summary = (id: string): SessionSummary => ({
     id,
@@ -240,7 +272,9 @@ async function adapterWrites(adapter: RedisAdapter, label: string, saves: number
             'sessions',
             id,
             { kind: 'delta', revision: index + 2, text },
-            { expectedRevision: index + 1, durable: true, indexEntry: summary(id) },
+            withIndexEntry
+              ? { expectedRevision: index + 1, durable: true, indexEntry: summary(id) }
+              : { expectedRevision: index + 1, durable: true },
           );
           if (!written.ok) throw new Error(`adapter write of ${id} refused`);
         }
@@ -327,6 +361,7 @@ function result(
             `This process's CPU during the measured Keepsake save rounds (the median round): ${cpu.microsPerOperation.toFixed(1)} µs per save, ${cpu.busyShare.toFixed(2)} of the wall time (all of Node's threads). ${cpu.busyShare >= BOUND_BY_NODE ? "Node hardly waited: the saves are bound by Node's CPU, about one over its CPU per save per second, not by the server." : 'Node waited for the server part of the time: the server, not Node alone, limits the saves.'}`,
           ]),
       `The save case runs ${saveRounds(context.config).warmupRounds} warm-up rounds (at least ${WARMUP_SAVES.toLocaleString('en-US')} saves) before its measured ones: V8 compiles the save path over a process's first ten to fifteen thousand saves, and a long-running server saves on warm code.`,
+      `"${KEEPSAKE_REDIS_SKIP_INDEX}" and "${ADAPTER_NO_INDEX}" are the same two without the session index entry every save writes (B7: a listing that is cheap, durable with the save and current in every process). They are not settings to run with; they show what the entry costs Node and the server in the same rounds as the target.`,
       `"${ADAPTER_ALONE}" writes the same deltas with their index entries through the adapter's putDocument, with no store around it: the part of the gap to redis-benchmark that is the server's work (the conditional write script, the index entry) rather than the store's (validation, encoding, lock, cache).`,
       "Keepsake uses the adapter's default 4 connections (each session's commands on one of them, pipelined); redis-benchmark opens one per client (`-c`).",
       'With `appendfsync always` Redis fsyncs once per event-loop turn for every write of that turn, so concurrent durable writes share fsyncs on both sides.',
