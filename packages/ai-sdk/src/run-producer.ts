@@ -119,10 +119,11 @@ async function completeWith(handle: RunHandle, answer: UIMessage): Promise<Sessi
 }
 
 /**
- * A run stopped by another instance (its cancel sealed the journal) still holds its handle
- * here; `complete()` on the fenced handle ends it without writing the transcript, and
- * folds any output that landed after the cancel (the RunNotActiveError it may throw is the
- * expected outcome).
+ * A run stopped by another instance (its cancel sealed the journal) or taken over by its
+ * repair still holds its handle here; `complete()` on the fenced handle ends it and writes
+ * nothing (D4: the RunNotActiveError it throws is the expected outcome). Every chunk whose
+ * append resolved is already in the stored answer; a chunk refused with RunTakenOverError
+ * was never acknowledged.
  */
 async function settleStopped(store: SessionStore, handle: RunHandle): Promise<void> {
   if (!handle.active) return;

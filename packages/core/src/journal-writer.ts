@@ -6,7 +6,12 @@ import { InvalidInputError, LimitExceededError } from './input-errors.js';
 import { READ_PAGE, readJournal, readWholeJournal } from './journal-read.js';
 import { assertReadableData, recordText, storedRecord } from './journal-record.js';
 import { KeepsakeError } from './keepsake-error.js';
-import { JournalConflictError, JournalSealedError, RunNotActiveError } from './run-errors.js';
+import {
+  JournalConflictError,
+  JournalSealedError,
+  RunNotActiveError,
+  RunTakenOverError,
+} from './run-errors.js';
 import type { JournalEventInput, JournalReadResult, RunTerminalState } from './run-types.js';
 import { type JournalEventType, type JournalRecord, journalEventTypeSchema } from './schemas.js';
 import { BackendError } from './storage-errors.js';
@@ -36,6 +41,16 @@ export interface JournalWriterOptions {
   knownTail?: { lastSequence: number; state: RunTerminalState | null; exists: boolean };
   /** Every append with this durability, whatever `policy` says (F3: see `appendCrashRecord`). */
   durability?: LogDurability;
+  /**
+   * D4: this is the run's own writer. Once its journal holds a crash record (written only by
+   * a repair, never by the run), every append of output is refused with `RunTakenOverError`:
+   * the repair ended the turn with what came before that record, so anything after it would
+   * be acknowledged and then reach no reader. The two endings a caller asks for still land,
+   * `cancel` (run.cancel) and `error` (run.fail): they carry no output, and while the turn is
+   * the last one answered they decide its one marker (E6), in whichever order they and the
+   * repair's crash record were stored.
+   */
+  fencedByTakeover?: boolean;
 }
 
 /**
@@ -56,6 +71,8 @@ export class JournalWriter {
   /** Set once this writer saw its journal exist; a journal that then vanishes was deleted (B8). */
   private seenJournal = false;
   private deleted = false;
+  /** Set once a crash record by another writer was read from this journal (D4). */
+  private takenOver = false;
 
   constructor(private readonly options: JournalWriterOptions) {
     const tail = options.knownTail;
@@ -73,6 +90,11 @@ export class JournalWriter {
   /** Whether this writer found its session deleted (B8): every append is refused. */
   get isDeleted(): boolean {
     return this.deleted;
+  }
+
+  /** Whether this writer read another instance's crash record in its journal (D4). */
+  get isTakenOver(): boolean {
+    return this.takenOver;
   }
 
   /** Refuses every further append: the session and its journals were deleted (B8). */
@@ -205,6 +227,7 @@ export class JournalWriter {
         if (isFinalState(this.state) && prepared.type !== 'stream_end') {
           throw new JournalSealedError(runId, this.state!);
         }
+        if (this.refusesAfterTakeover(prepared.type)) throw new RunTakenOverError(sessionId, runId);
         const record = storedRecord(
           sessionId,
           runId,
@@ -242,6 +265,14 @@ export class JournalWriter {
             if (isFinalState(this.state)) {
               this.lastSequence = record.sequence;
               throw new JournalSealedError(runId, this.state!);
+            }
+            // D4: a repair's crash record came first. This record (a `done`: an ending with
+            // no output of its own) stands after it, but the event is refused, never
+            // acknowledged; complete() never gets here for a repaired turn (it checks the
+            // pending turn first), so no answer is marked completed by it.
+            if (this.refusesAfterTakeover(prepared.type)) {
+              this.lastSequence = record.sequence;
+              throw new RunTakenOverError(sessionId, runId);
             }
           }
           this.lastSequence = record.sequence;
@@ -307,6 +338,21 @@ export class JournalWriter {
     throw new RunNotActiveError(sessionId, runId, 'its session was deleted');
   }
 
+  private refusesAfterTakeover(type: JournalEventType): boolean {
+    return (
+      this.takenOver &&
+      this.options.fencedByTakeover === true &&
+      type !== 'cancel' &&
+      type !== 'error' &&
+      type !== 'stream_end'
+    );
+  }
+
+  /** Notes a crash record written by another writer (only repairs write them, F1). */
+  private learn(records: readonly JournalRecord[]): void {
+    for (const record of records) if (record.type === 'interrupted') this.takenOver = true;
+  }
+
   private durabilityFor(type: JournalEventType): LogDurability {
     if (this.options.durability !== undefined) return this.options.durability;
     switch (this.options.policy) {
@@ -334,6 +380,7 @@ export class JournalWriter {
         ...(Number.isFinite(before) ? { upToSequence: before - 1 } : {}),
       });
       for (const record of page.records) state = nextTerminalState(state, record.type);
+      this.learn(page.records);
       const moved = page.lastSequence > after;
       after = page.lastSequence;
       if (!moved || !isFullPage(page) || after >= before - 1) break;
@@ -365,6 +412,7 @@ export class JournalWriter {
         if (page.exists) this.seenJournal = true;
       }
       for (const record of page.records) state = nextTerminalState(state, record.type);
+      this.learn(page.records);
       const moved = page.lastSequence > after;
       after = page.lastSequence;
       if (!moved || !isFullPage(page)) break;

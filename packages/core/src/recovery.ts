@@ -129,9 +129,11 @@ async function sealBeforeFolding(
   read: RecoveryRead | null,
   context: RecoveryContext,
 ): Promise<RecoveryRead | null> {
-  // A run that never wrote gets no journal (F2: a late one is still folded in while its
-  // turn is the last one answered); what it appends after the repair is late output (D4).
-  if (read === null || !read.exists || terminalStateOf(read.records) !== null) return read;
+  // A run that never wrote gets its journal now, holding only the crash record: a run that
+  // was only slow learns at its first append that it was taken over (D4), and readers see
+  // a run that ended with no output. (A journal that merely is not visible yet takes the
+  // record after its own, like any writer that raced this one.)
+  if (read === null || terminalStateOf(read.records) !== null) return read;
   const sealedAt = await context.appendCrashRecord(session.id, runId, read.tail).catch(() => null);
   if (sealedAt === null) return read;
   // Right after what the read found: nothing was appended in between, the read is whole.

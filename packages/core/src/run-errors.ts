@@ -48,6 +48,27 @@ export class JournalSealedError extends KeepsakeError {
   }
 }
 
+/**
+ * D4, F1: an append by a run that another instance took over. Its journal holds that
+ * instance's crash record (a repair that found the run silent past `recovery.graceMs`), so
+ * the turn was already ended with what the run appended before it; this event would reach
+ * no reader and is refused instead of acknowledged. The run is over (`run.active` is
+ * false): stop producing (and paying for) output. One of the `JournalSealedError` family:
+ * `JournalSealedError.isInstance` holds for it too.
+ */
+export class RunTakenOverError extends JournalSealedError {
+  static override isInstance = (error: unknown): error is RunTakenOverError =>
+    JournalSealedError.isInstance(error) && (error as { takenOver?: unknown }).takenOver === true;
+  readonly takenOver = true;
+  readonly sessionId: string;
+  constructor(sessionId: string, runId: string) {
+    super(runId, 'interrupted-by-crash');
+    this.message = `Run "${runId}" of session "${sessionId}" was taken over by another instance (it found the run silent past recovery.graceMs and ended its turn with the output appended before); no further events are accepted`;
+    this.name = 'RunTakenOverError';
+    this.sessionId = sessionId;
+  }
+}
+
 /** E2: another writer appended to this journal (sequence already taken). */
 export class JournalConflictError extends KeepsakeError {
   static override isInstance = codeGuard<JournalConflictError>('journal_conflict');

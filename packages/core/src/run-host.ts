@@ -19,7 +19,6 @@ export interface RunHost {
   write(entry: CacheEntry, options: SaveOptions): Promise<Session>;
   runEnded(run: Run): void;
   markTurnCompleted(sessionId: string): Promise<void>;
-  foldLateOutput(entry: CacheEntry, runId: string): Promise<void>;
   emit(event: StoreEvent): void;
 }
 
@@ -29,7 +28,7 @@ export function createJournalWriter(
   host: RunHost,
   sessionId: string,
   runId: string,
-  extra: Pick<JournalWriterOptions, 'knownTail' | 'durability'> = {},
+  extra: Pick<JournalWriterOptions, 'knownTail' | 'durability' | 'fencedByTakeover'> = {},
 ): JournalWriter {
   return new JournalWriter({
     ...extra,

@@ -8,7 +8,7 @@ import {
 } from './end-pending-turn.js';
 import { InvalidIdError, InvalidInputError, LimitExceededError } from './input-errors.js';
 import type { JournalWriter } from './journal-writer.js';
-import { JournalSealedError, RunNotActiveError } from './run-errors.js';
+import { JournalSealedError, RunNotActiveError, RunTakenOverError } from './run-errors.js';
 import { createJournalWriter, type RunHost } from './run-host.js';
 import {
   assertCompleteInput,
@@ -40,7 +40,7 @@ export class Run implements RunHandle {
   ) {
     this.currentSessionId = sessionId;
     this.streamId = runId;
-    this.journal = createJournalWriter(host, sessionId, runId);
+    this.journal = createJournalWriter(host, sessionId, runId, { fencedByTakeover: true });
     this.checkpoint = new PeriodicCheckpoint({
       clock: host.options.clock,
       intervalMs: host.options.checkpointIntervalMs,
@@ -88,17 +88,13 @@ export class Run implements RunHandle {
 
   async append(event: JournalEventInput): Promise<JournalRecord> {
     assertJournalEventShape(event);
+    // D4, E6: a run that ended (by its own complete, cancel or fail) or lost its turn to
+    // another instance refuses output: acknowledged, it would reach no reader.
+    if (this.state !== 'active') throw this.refusal();
     this.eventIds.take(this.runId, event.eventId);
     try {
       const record = await this.journal.append(event);
       if (record.type === 'tool_result') this.checkpoint.recordActivity();
-      // D4: another instance found this run dead and repaired its turn (its crash record is
-      // in the journal). What the run appends still lands in its journal, findable there,
-      // but the run no longer owns the turn.
-      if (this.journal.terminalState === 'interrupted-by-crash' && this.state === 'active') {
-        this.end('fenced');
-        void this.checkpoint.stop();
-      }
       return record;
     } catch (error) {
       // Refused as invalid before anything was written: the event id is free again.
@@ -109,7 +105,8 @@ export class Run implements RunHandle {
       ) {
         this.eventIds.release(event.eventId);
       }
-      // Sealed by someone else (a cancel from another process): this run is over here too.
+      // Sealed by someone else (a cancel from another process) or taken over by a repair
+      // (RunTakenOverError, of the same family): this run is over here too.
       if (JournalSealedError.isInstance(error) && this.state === 'active') {
         this.end('fenced');
         void this.checkpoint.stop();
@@ -124,14 +121,23 @@ export class Run implements RunHandle {
     this.checkpoint.recordActivity();
   }
 
+  /** The typed refusal of an append once the run is no longer active (D4, E6, B8). */
+  private refusal(): Error {
+    if (this.journal.isDeleted) {
+      return new RunNotActiveError(this.sessionId, this.runId, 'its session was deleted');
+    }
+    const state = this.journal.terminalState;
+    if (this.state === 'finished' || isFinalState(state)) {
+      return new JournalSealedError(this.runId, state ?? 'ended');
+    }
+    return new RunTakenOverError(this.sessionId, this.runId);
+  }
+
   async complete(input: CompleteRunInput = {}): Promise<Session> {
     if (this.state === 'fenced' && !this.journal.isDeleted) {
       assertCompleteInput(input, this.host.options.clock.now());
       await this.checkpoint.stop();
-      await this.journal.idle();
-      return this.host.locks.withLock(this.sessionId, async () =>
-        this.finishFenced(await this.host.entryFor(this.sessionId), input),
-      );
+      throw this.fencedOut();
     }
     if (this.state !== 'active') {
       throw new RunNotActiveError(this.sessionId, this.runId, `it is already ${this.state}`);
@@ -165,7 +171,7 @@ export class Run implements RunHandle {
     const pending = session.pending;
     if (pending?.streamId !== this.runId) {
       this.end('fenced');
-      return this.finishFenced(entry, input);
+      throw this.fencedOut();
     }
     await writeCompletedTurn(
       this.host,
@@ -330,25 +336,14 @@ export class Run implements RunHandle {
   }
 
   /**
-   * D4: fenced out. The run finishes its own journal (the assistant messages it was given
-   * go in as text, so they stay findable there) and writes nothing to the session; a turn
-   * that is still the last one answered gets the output folded in by recovery (F2).
+   * D4: fenced out. The turn was ended elsewhere (a repair, a cancel) with the output
+   * appended before that; the run writes nothing more, to the journal or the session.
    */
-  private async finishFenced(entry: CacheEntry, input: CompleteRunInput): Promise<never> {
-    if (this.journal.terminalState !== 'completed') {
-      for (const message of input.assistantMessages ?? []) {
-        if (typeof message.content !== 'string' || message.content === '') continue;
-        await this.journal
-          .append({ type: 'token', data: { text: message.content } })
-          .catch(() => undefined);
-      }
-      await this.journal.append({ type: 'done' }).catch(() => undefined);
-    }
-    await this.host.foldLateOutput(entry, this.runId);
-    throw new RunNotActiveError(
+  private fencedOut(): RunNotActiveError {
+    return new RunNotActiveError(
       this.sessionId,
       this.runId,
-      "its stream is no longer the session's active stream",
+      "its stream is no longer the session's active stream (its turn was ended by another instance)",
     );
   }
 

@@ -7,7 +7,6 @@ import {
 import { assertValidId, randomId } from './ids.js';
 import { InvalidInputError } from './input-errors.js';
 import { readJournal, readWholeJournal } from './journal-read.js';
-import { foldLateOutput } from './late-output.js';
 import type { Lifecycle } from './lifecycle.js';
 import { StoreClosedError } from './lifecycle-errors.js';
 import type { LiveSessions } from './live-sessions.js';
@@ -348,10 +347,6 @@ export class StoreRuns implements RunHost {
         message: `could not record the completed turn: ${error instanceof Error ? error.message : String(error)}`,
       }),
     );
-  }
-
-  foldLateOutput(entry: CacheEntry, runId: string): Promise<void> {
-    return foldLateOutput(this, entry, runId, this.recoveryContext());
   }
 
   emit(event: StoreEvent): void {

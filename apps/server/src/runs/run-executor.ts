@@ -117,8 +117,8 @@ export class RunExecutor {
   /**
    * A cancel from another process seals the journal but cannot reach this process's run
    * handle, which would keep the session busy here. Refreshing the session shows the run
-   * is fenced out (D4); `complete()` then ends the handle without writing the transcript
-   * and folds any late output (the RunNotActiveError it throws is the expected outcome).
+   * is fenced out (D4); `complete()` then ends the handle and writes nothing, to the
+   * transcript or the journal (the RunNotActiveError it throws is the expected outcome).
    */
   private async settleFencedRun(handle: RunHandle): Promise<void> {
     const { store, logger } = this.options;

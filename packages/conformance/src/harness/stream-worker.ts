@@ -36,6 +36,7 @@ const EXPECTED = new Set([
   'RevisionConflictError',
   'RunNotActiveError',
   'JournalSealedError',
+  'RunTakenOverError',
 ]);
 
 const [moduleFile, namespace, idsText, seedText, label] = process.argv.slice(2);

@@ -12,6 +12,7 @@ import {
   LockReentryError,
   type MemoryAgent,
   RunNotActiveError,
+  RunTakenOverError,
   SessionBusyError,
   type SessionStore,
   type StoreEvent,
@@ -481,7 +482,7 @@ export function defineLocks(suite: SpecRegistrar): void {
 
   suite.test(
     'D4',
-    'a run fenced out by recovery on another instance writes nothing; its late output is folded in once',
+    'a run fenced out by recovery on another instance is refused from then on: its next append throws RunTakenOverError, complete() writes nothing, and the answer holds exactly what it appended before the crash record',
     async (env) => {
       const worker = await env.openStore({
         journal: { durability: 'each' },
@@ -494,18 +495,34 @@ export function defineLocks(suite: SpecRegistrar): void {
       const recoverer = await env.openStore();
       const repaired = await recoverer.store.load(session.id);
       expect(repaired.pending).toBeNull();
-      // The worker was only slow: it keeps streaming into its own journal.
+      // The worker was only slow: its next append finds the crash record and is refused,
+      // never acknowledged into a journal nobody folds (D4).
       const lateAppend = await captureError(() =>
         run.append({ type: 'token', data: { text: 'second-part' } }),
       );
-      expect(lateAppend).toBeUndefined();
+      expect(RunTakenOverError.isInstance(lateAppend), String(lateAppend)).toBe(true);
+      expect(JournalSealedError.isInstance(lateAppend), 'of the JournalSealedError family').toBe(
+        true,
+      );
+      expect(run.active).toBe(false);
+      const after = await env.openStore();
+      const journalBefore = await after.store.readJournal(session.id, run.runId);
       await expectTypedError(run.complete(), RunNotActiveError);
+      await expectTypedError(
+        run.append({ type: 'token', data: { text: 'third-part' } }),
+        RunTakenOverError,
+      );
+      const journalAfter = await after.store.readJournal(session.id, run.runId);
+      expect(journalAfter.lastSequence, 'complete() wrote nothing to the journal').toBe(
+        journalBefore.lastSequence,
+      );
+      expect(journalAfter.records.at(-1)?.type).toBe('interrupted');
       const reader = await env.openStore();
       for (let attempt = 0; attempt < 2; attempt++) {
         const stored = await reader.store.load(session.id);
         const text = contentsOf(stored).join('|');
         expect(text.split('first-part').length - 1, text).toBe(1);
-        expect(text.split('second-part').length - 1, text).toBe(1);
+        expect(text, 'a refused append is nowhere').not.toContain('second-part');
         expect(contentsOf(stored).filter((content) => content === 'question')).toHaveLength(1);
         expect(stored.pending).toBeNull();
       }

@@ -11,6 +11,7 @@ import {
   MARKER_WORDING,
   type Message,
   RunNotActiveError,
+  RunTakenOverError,
   type Session,
 } from '@keepsake/core';
 import { expect } from 'vitest';
@@ -358,7 +359,7 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
 
   suite.test(
     'D4',
-    'a fenced run never rewrites a turn that a later turn already answered',
+    'a fenced run never rewrites a turn that a later turn already answered: its appends are refused and complete() writes nothing',
     async (env) => {
       for (const ending of ['journal', 'assistantMessages'] as const) {
         const first = await env.openStore(WORKER);
@@ -371,8 +372,12 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
         const run2 = await second.store.beginRun(session.id, { userMessage: userInput('user 2') });
         await run2.complete({ assistantMessages: [{ role: 'assistant', content: 'answer 2' }] });
         const expected = contentsOf(await (await env.openStore()).store.load(session.id));
-        await run1.append({ type: 'token', data: { text: 'late answer' } });
-        // The repair's crash record in its journal tells the run it no longer owns the turn.
+        // The repair's crash record in its journal tells the run it no longer owns the turn:
+        // the append is refused, never acknowledged into a journal nobody folds (D4).
+        await expectTypedError(
+          run1.append({ type: 'token', data: { text: 'late answer' } }),
+          RunTakenOverError,
+        );
         expect(run1.active, 'the run learns it was fenced out').toBe(false);
         await expectTypedError(
           ending === 'journal'
@@ -389,9 +394,10 @@ export function defineRecoveryFidelityTests(suite: SpecRegistrar): void {
           stored.messages.some((message) => message.marker?.runId === run1.runId),
           'the interrupted marker of turn 1 stays',
         ).toBe(true);
-        // The late output stays findable: the run's own journal.
+        // Refused output is nowhere: the journal ends at the repair's crash record.
         const journal = await reader.store.readJournal(session.id, run1.runId);
-        expect(journal.records.some((record) => record.data.text === 'late answer')).toBe(true);
+        expect(journal.records.some((record) => record.data.text === 'late answer')).toBe(false);
+        expect(journal.records.at(-1)?.type).toBe('interrupted');
         await finish(first, second);
       }
     },

@@ -5,9 +5,14 @@
  * acknowledged in that window was in the journal but in no answer once a later turn was
  * answered.
  */
-import type { Session } from '@keepsake/core';
+import {
+  JournalSealedError,
+  RunNotActiveError,
+  RunTakenOverError,
+  type Session,
+} from '@keepsake/core';
 import { expect } from 'vitest';
-import { userInput } from '../harness/fixtures.js';
+import { expectTypedError, userInput } from '../harness/fixtures.js';
 import { holdAdapterCall } from '../harness/held-adapter-call.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
@@ -33,7 +38,7 @@ function answerOf(session: Session, runId: string): string {
 export function defineSlowRunRepairTests(suite: SpecRegistrar): void {
   suite.test(
     'F1',
-    'a repair that meets a slow run: what it appended while the repair ran is in the answer at once, what it appends after the crash record is late output (D4)',
+    'a repair that meets a slow run: what it appended while the repair ran is in the answer at once, what it appends after the crash record is refused (D4)',
     async (env) => {
       const worker = await env.openStore(SLOW_WORKER);
       const session = await worker.store.create({ id: env.id() }, { fsync: true });
@@ -56,22 +61,92 @@ export function defineSlowRunRepairTests(suite: SpecRegistrar): void {
       expect(answerOf(repaired, run.runId), 'acknowledged before the crash record').toBe(
         'before during ',
       );
-      // D4: the run learns it was taken over at its next append, which is late output.
-      await run.append({ type: 'token', data: { text: 'after' } });
+      // D4: the run learns it was taken over at its next append, which is refused: an
+      // append either lands before the crash record (and is in the answer) or is refused.
+      await expectTypedError(
+        run.append({ type: 'token', data: { text: 'after' } }),
+        RunTakenOverError,
+      );
       expect(run.active).toBe(false);
-      // While its turn is the last one answered, late output is folded in (F2) ...
+      await expectTypedError(run.complete(), RunNotActiveError);
       const next = await repairer.store.beginRun(session.id, { userMessage: userInput('next') });
       await next.complete({ assistantMessages: [{ role: 'assistant', content: 'next answer' }] });
-      // ... and once a later turn was answered, never (D4).
-      await run.append({ type: 'token', data: { text: ' too late' } });
+      await expectTypedError(
+        run.append({ type: 'token', data: { text: ' too late' } }),
+        RunTakenOverError,
+      );
       const reader = await env.openStore();
       const loaded = await reader.store.load(session.id);
-      expect(answerOf(loaded, run.runId)).toBe('before during after');
+      expect(answerOf(loaded, run.runId)).toBe('before during ');
       expect(
         (await reader.store.readJournal(session.id, run.runId)).records.map(
           (record) => record.type,
         ),
-      ).toEqual(['token', 'token', 'interrupted', 'token', 'token']);
+      ).toEqual(['token', 'token', 'interrupted']);
+    },
+  );
+
+  suite.test(
+    'F2',
+    'a run repaired before its first record is fenced at its first append: the repair creates its journal holding only the crash record, the append is refused, and the turn ends with no output (D4)',
+    async (env) => {
+      const worker = await env.openStore(SLOW_WORKER);
+      const session = await worker.store.create({ id: env.id() }, { fsync: true });
+      const run = await worker.store.beginRun(session.id, { userMessage: userInput('question') });
+      await env.clock.advance(PAST_GRACE_MS);
+      const repairer = await env.openStore();
+      const repaired = await repairer.store.load(session.id);
+      expect(repaired.pending, 'the repair ended the turn').toBeNull();
+      const sealed = await repairer.store.readJournal(session.id, run.runId);
+      expect(sealed.exists, 'the repair created the journal').toBe(true);
+      expect(sealed.records.map((record) => record.type)).toEqual(['interrupted']);
+      expect((await repairer.store.runSummary(session.id, run.runId)).terminalState).toBe(
+        'interrupted-by-crash',
+      );
+      // The run was only slow: its first append learns it was taken over.
+      await expectTypedError(
+        run.append({ type: 'token', data: { text: 'too late' } }),
+        RunTakenOverError,
+      );
+      expect(run.active).toBe(false);
+      await expectTypedError(run.complete(), RunNotActiveError);
+      const reader = await env.openStore();
+      for (let load = 0; load < 2; load++) {
+        const loaded = await reader.store.load(session.id);
+        expect(answerOf(loaded, run.runId)).toBe('');
+        expect(loaded.messages.filter((message) => message.content === 'question')).toHaveLength(1);
+      }
+      expect(
+        (await reader.store.readJournal(session.id, run.runId)).records.map(
+          (record) => record.type,
+        ),
+      ).toEqual(['interrupted']);
+    },
+  );
+
+  suite.test(
+    'E6',
+    "a run's own handle refuses appends once the run ended: after complete(), cancel() or fail() an append throws JournalSealedError and writes nothing (D4)",
+    async (env) => {
+      const opened = await env.openStore(SLOW_WORKER);
+      for (const ending of ['complete', 'cancel', 'fail'] as const) {
+        const session = await opened.store.create({ id: env.id() }, { fsync: true });
+        const run = await opened.store.beginRun(session.id, { userMessage: userInput('q') });
+        await run.append({ type: 'token', data: { text: 'kept' } });
+        if (ending === 'complete') await run.complete();
+        else if (ending === 'cancel') await run.cancel();
+        else await run.fail({ message: 'tool crashed' });
+        const before = await opened.store.readJournal(session.id, run.runId);
+        await expectTypedError(
+          run.append({ type: 'token', data: { text: 'after the end' } }),
+          JournalSealedError,
+        );
+        expect(run.active, ending).toBe(false);
+        const after = await opened.store.readJournal(session.id, run.runId);
+        expect(after.lastSequence, `${ending}: nothing written`).toBe(before.lastSequence);
+        const loaded = await (await env.openStore()).store.load(session.id);
+        expect(JSON.stringify(loaded.messages), ending).not.toContain('after the end');
+      }
     },
   );
 }

@@ -271,9 +271,9 @@ export async function runDeadRun(
         ? 'errored'
         : endedAs === 'cancelled'
           ? 'interrupted-by-user'
-          : plan.events.length > 0
-            ? 'interrupted-by-crash'
-            : null;
+          : // F1, D4: the repair sealed the journal with its crash record, creating it
+            // when the run had written nothing.
+            'interrupted-by-crash';
   await expectJournal(
     world,
     world.store,

@@ -14,17 +14,19 @@ import {
   setTranscript,
   transcriptOf,
 } from './race-support.js';
-import { appendEvents, expectJournal, RunEvents } from './run-checks.js';
+import { appendEvents, expectJournal, RunEvents, refuseEvents } from './run-checks.js';
 import type { SessionModel } from './session-model.js';
 import { attempt, mustResolve } from './step-checks.js';
 import type { ModelWorld } from './world.js';
 
 /**
  * D4, F1, F2: a run of this store goes quiet past the grace period and the other instance
- * repairs its turn. The fenced run's late output is folded in by a later load while its
- * turn is the last one answered, never once a later turn was answered; it always stays in
- * the run's journal. `run.active` turns false once the run learns (an append that meets the
- * repair's crash record), and its complete() throws RunNotActiveError.
+ * repairs its turn, sealing its journal with a crash record (creating the journal when the
+ * run had written nothing). Every later append of the fenced run is refused with
+ * `RunTakenOverError`, so every resolved append is in the stored answer, never only in the
+ * journal; `run.active` turns false once the run learns, its complete() throws
+ * RunNotActiveError and writes nothing, and its cancel still decides while its turn is the
+ * last one answered (E6).
  */
 export async function runFence(
   world: ModelWorld,
@@ -100,21 +102,17 @@ export async function runFence(
   show(turn1(waiting()));
   await look(`F1: ${label}: after the repair`);
 
-  // The journal existed when the repair ran, so it holds the repair's crash record.
-  const crashRecorded = plan.early.length > 0;
-  await appendEvents(world, run, source, plan.lateBefore, `${label}: late (fenced)`);
+  // D4: the repair sealed the run's journal with its crash record (creating the journal when
+  // the run had written nothing yet): every append of the run from now on is refused, so
+  // nothing it is told was kept is missing from the answer.
+  await refuseEvents(world, run, source, plan.lateBefore, `${label}: late (fenced)`);
   if (plan.lateBefore.length > 0) {
-    if (crashRecorded) {
-      expect(
-        run.active,
-        `D4: ${label}: an append that met the repair's crash record makes run.active false`,
-      ).toBe(false);
-    }
-    // F2: the turn is still the last one answered: a later load folds the late output in.
-    folded.push(...plan.lateBefore);
-    show(turn1(waiting()));
-    await otherSees(world, model, `F2: ${label}: a load after the late output`);
-    await look(`F2: ${label}: after the late output`);
+    expect(
+      run.active,
+      `D4: ${label}: an append that met the repair's crash record makes run.active false`,
+    ).toBe(false);
+    await otherSees(world, model, `D4: ${label}: a load after the refused late output`);
+    await look(`D4: ${label}: after the refused late output`);
   }
 
   let turn2: ExpectedTurn | null = null;
@@ -136,7 +134,7 @@ export async function runFence(
     // F2: a later turn was answered: the earlier marker is settled (a pending-retry one turns neutral).
     show(turn1(waiting()));
     await look(`${label}: after the later turn`);
-    await appendEvents(
+    await refuseEvents(
       world,
       run,
       source,
@@ -159,8 +157,8 @@ export async function runFence(
     expectRefused(world, outcome, RunNotActiveError, `D4: ${ending}`);
   }
   expect(run.active, `D4: ${ending}: the run knows it no longer owns the turn`).toBe(false);
+  // D4: complete() of a fenced run writes nothing, not even the text it was given.
   const journal: RunEvent[] = [...source.written];
-  if (plan.ending === 'completeWith') journal.push({ type: 'token', text: plan.text });
 
   if (turn2 !== null) {
     // D4: the turn was answered by a later one: nothing the fenced run does rewrites it.
@@ -185,23 +183,27 @@ export async function runFence(
       run.runId,
       journal,
       undefined,
-      `D4: ${label}: the late output stays in the run's journal`,
+      `D4: ${label}: the run's journal holds what it appended before the repair, nothing after`,
     );
     return;
   }
   if (cancelled === null) {
-    // F2: the run completed its own journal: a later load folds it in and removes the marker.
-    folded.splice(0, folded.length, ...journal);
-    show(turn1(null, 'either'));
-    model.track({ sessionId: model.id, runId: run.runId, marker: null, agreesWithJournal: true });
-    await loadsAgree(world, model, `D4, F2: ${label}: the fenced run's output is folded in once`);
+    // D4: the refused complete() wrote nothing: the turn stays as the repair ended it.
+    show(turn1(waiting()));
+    model.track({
+      sessionId: model.id,
+      runId: run.runId,
+      marker: 'interrupted',
+      agreesWithJournal: true,
+    });
+    await loadsAgree(world, model, `D4: ${label}: the fenced run's complete() changed nothing`);
     await expectJournal(
       world,
       world.store,
       model.id,
       run.runId,
       journal,
-      'completed',
+      'interrupted-by-crash',
       `D4: ${label}`,
     );
     return;
@@ -231,7 +233,7 @@ export async function runFence(
     model.id,
     run.runId,
     journal,
-    cancelled.cancelled ? 'interrupted-by-user' : crashRecorded ? 'interrupted-by-crash' : null,
+    cancelled.cancelled ? 'interrupted-by-user' : 'interrupted-by-crash',
     `E6: ${label}`,
   );
 }

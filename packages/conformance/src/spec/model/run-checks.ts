@@ -1,16 +1,18 @@
-import type {
-  JournalEventInput,
-  JournalEventType,
-  MarkerType,
-  RunSummary,
-  RunTerminalState,
-  Session,
-  SessionStore,
+import {
+  type JournalEventInput,
+  type JournalEventType,
+  type MarkerType,
+  type RunSummary,
+  RunTakenOverError,
+  type RunTerminalState,
+  type Session,
+  type SessionStore,
 } from '@keepsake/core';
 import { TOOL_NAME, toolCallId } from './expected-turns.js';
 import type { Damage, RunEvent } from './race-plans.js';
+import { expectRefused } from './race-support.js';
 import type { SessionModel, TrackedRun } from './session-model.js';
-import { mustResolve } from './step-checks.js';
+import { attempt, mustResolve } from './step-checks.js';
 import type { ModelWorld } from './world.js';
 
 /**
@@ -78,6 +80,28 @@ export async function appendEvents(
       await mustResolve(world, `${label}: append ${input.type} ${describeData(input)}`, () =>
         run.append(input),
       );
+    }
+  }
+}
+
+/**
+ * D4: appends through a run that another instance took over; each must be refused with
+ * `RunTakenOverError` and leave nothing behind (never acknowledged, so never expected in the
+ * journal: a scratch numbering keeps `source` as the journal really is).
+ */
+export async function refuseEvents(
+  world: ModelWorld,
+  run: { append(event: JournalEventInput): Promise<unknown> },
+  source: RunEvents,
+  events: readonly RunEvent[],
+  label: string,
+): Promise<void> {
+  const scratch = new RunEvents(source.runId, `${source.nextEventId()}-refused`);
+  for (const event of events) {
+    for (const input of scratch.inputs(event)) {
+      const what = `${label}: append ${input.type} ${describeData(input)}`;
+      const outcome = await attempt(() => run.append(input));
+      expectRefused(world, outcome, RunTakenOverError, `D4: ${what}`);
     }
   }
 }
