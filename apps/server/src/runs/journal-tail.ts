@@ -84,8 +84,10 @@ const stateByType: Partial<Record<JournalEventType, RunTerminalState>> = {
  * A damaged or foreign record, or a jump in the sequence, is reported (`skipped`) and read
  * past (E2, E3): the run goes on after it, and so does the tail.
  *
- * A run that died before its first record has no journal, and recovery has no journal to
- * append its interrupted record to. Its session says how it stands instead: the tail
+ * A run that died before its first record gets its journal from the repair, holding only
+ * the crash record (F1, D4), which ends the tail like any other. Where that record could not
+ * be written (or an older version repaired the turn) there is no journal at all, and its
+ * session says how it stands instead: the tail
  * looks at it on a bounded interval (each look is a load, which is what moves recovery
  * on, F1 then F2) and ends with the marker once that is final, so no client is left
  * waiting for a journal that will never come.
