@@ -301,28 +301,34 @@ export class DocumentStore {
     return { ok: true };
   }
 
-  /** Ids in key order (S3 lists in UTF-8 byte order: for these ids, string order). */
+  /**
+   * Ids in key order (S3 lists in UTF-8 byte order: for these ids, string order). Listed
+   * with the delimiter `/`: a nested prefix below `doc/<collection>/` (H1) comes back as a
+   * common prefix, and only keys of an id's shape are taken as documents.
+   */
   async list(collection: Collection, options: ListDocumentsOptions): Promise<IdPage> {
     const { keys, requests } = this.context;
     const base = keys.documentPrefix(collection);
     const ids: string[] = [];
-    let startAfter = options.cursor === null ? undefined : `${base}${options.cursor}`;
-    let more = true;
-    while (more && ids.length < options.limit) {
-      const page = await requests.list(
+    const startAfter = options.cursor === null ? undefined : `${base}${options.cursor}`;
+    let token: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof requests.list>> = await requests.list(
         `${base}${options.prefix ?? ''}`,
         {
           maxKeys: Math.min(1000, options.limit - ids.length),
-          ...(startAfter === undefined ? {} : { startAfter }),
+          delimiter: '/',
+          token,
+          ...(token === null && startAfter !== undefined ? { startAfter } : {}),
         },
         'list documents',
       );
-      for (const object of page.objects) ids.push(keys.documentId(collection, object.key));
-      more = page.nextToken !== null;
-      const last = page.objects.at(-1);
-      if (last === undefined) break;
-      startAfter = last.key;
-    }
-    return { ids, nextCursor: more && ids.length > 0 ? ids.at(-1)! : null };
+      for (const object of page.objects) {
+        const id = keys.documentId(collection, object.key);
+        if (id !== null) ids.push(id);
+      }
+      token = page.nextToken;
+    } while (token !== null && ids.length < options.limit);
+    return { ids, nextCursor: token !== null && ids.length > 0 ? ids.at(-1)! : null };
   }
 }

@@ -54,6 +54,8 @@ export function resolveEntries(
   const obsolete: string[] = [];
   for (const object of documentObjects) {
     const sessionId = keys.documentId('sessions', object.key);
+    // H1: not a session document of this prefix (a nested prefix's key, a stray object).
+    if (sessionId === null) continue;
     const entries = bySession.get(sessionId) ?? [];
     bySession.delete(sessionId);
     const version = object.etag === '' ? null : etagKeyPart(object.etag);

@@ -63,16 +63,33 @@ export class IndexStore {
       this.present = true;
       return;
     }
-    const sessions = await requests.list(
-      keys.documentPrefix('sessions'),
-      { maxKeys: 1 },
-      'list documents',
-    );
-    if (sessions.objects.length === 0) {
+    if (!(await this.anySession())) {
       await this.markPresent();
       return;
     }
     this.present = false;
+  }
+
+  /**
+   * Whether a session document exists: the first page of the sessions folder (delimiter
+   * `/`, so a nested prefix's keys below it are one common prefix each), further pages only
+   * while no key of a session's shape was seen (H1: a nested prefix alone is no session).
+   */
+  private async anySession(): Promise<boolean> {
+    const { requests, keys } = this.context;
+    let token: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof requests.list>> = await requests.list(
+        keys.documentPrefix('sessions'),
+        { maxKeys: 100, delimiter: '/', token },
+        'list documents',
+      );
+      if (page.objects.some((object) => keys.documentId('sessions', object.key) !== null)) {
+        return true;
+      }
+      token = page.nextToken;
+    } while (token !== null);
+    return false;
   }
 
   /**
@@ -105,11 +122,14 @@ export class IndexStore {
     return key;
   }
 
-  /** Removes every entry of the session: one LIST and one DeleteObjects. */
+  /**
+   * Removes every entry of the session: one LIST and one DeleteObjects. Only keys that
+   * parse as its entries: a nested prefix `<prefix>/index/<sessionId>` lives in the same
+   * range (H1, issue 35).
+   */
   async delete(sessionId: string): Promise<void> {
-    const { requests, keys } = this.context;
-    const entries = await requests.listAll(keys.indexEntriesOf(sessionId), 'write the index');
-    await requests.deleteMany(
+    const entries = await this.entriesOf(sessionId, 'write the index');
+    await this.context.requests.deleteMany(
       entries.map((entry) => entry.key),
       'write the index',
     );
@@ -125,8 +145,9 @@ export class IndexStore {
     this.present = false;
     await requests.delete(keys.indexPresent, 'rebuild the index');
     const old = await requests.listAll(keys.indexEntries, 'rebuild the index');
+    // Entries only: a nested prefix `<prefix>/index/…` lives under the same folder (H1).
     await requests.deleteMany(
-      old.map((entry) => entry.key),
+      old.flatMap((object) => (keys.parseIndexEntry(object.key) === null ? [] : [object.key])),
       'rebuild the index',
     );
     // Versions unknown: the next listing checks each document once (a HEAD each).
@@ -147,7 +168,9 @@ export class IndexStore {
     const marker = listed.some((object) => object.key === keys.indexPresent);
     this.present = marker;
     if (!marker) return { status: 'missing' };
-    const documents = await requests.listAll(keys.documentPrefix('sessions'), 'read the index');
+    const documents = await requests.listAll(keys.documentPrefix('sessions'), 'read the index', {
+      delimiter: '/',
+    });
     const { current, unchecked, obsolete } = resolveEntries(keys, listed, documents);
     const sessions: Listed[] = current.map((entry) => ({ entry }));
     const checked = await inBatches(unchecked, READS_AT_ONCE, (session) =>
@@ -268,7 +291,7 @@ export class IndexStore {
       } else if (updatedAt === undefined) {
         return null;
       }
-      entries = await this.entriesOf(sessionId);
+      entries = await this.entriesOf(sessionId, 'read the index');
     }
     return null;
   }
@@ -280,16 +303,20 @@ export class IndexStore {
     if (read !== null) return read.body;
     // Removed by another listing since (superseded by a newer version's entry): ask again.
     const { sessionId } = session.entry;
-    const checked = await this.check({ sessionId, entries: await this.entriesOf(sessionId) }, []);
+    const entries = await this.entriesOf(sessionId, 'read the index');
+    const checked = await this.check({ sessionId, entries }, []);
     return checked?.text ?? null;
   }
 
-  private async entriesOf(sessionId: string): Promise<ListedEntry[]> {
+  /** The session's entries; keys of any other shape under its folder are left out (H1). */
+  private async entriesOf(sessionId: string, operation: string): Promise<ListedEntry[]> {
     const { requests, keys } = this.context;
-    const listed = await requests.listAll(keys.indexEntriesOf(sessionId), 'read the index');
+    const listed = await requests.listAll(keys.indexEntriesOf(sessionId), operation, {
+      delimiter: '/',
+    });
     return listed.flatMap((object) => {
       const parsed = keys.parseIndexEntry(object.key);
-      return parsed === null
+      return parsed === null || parsed.sessionId !== sessionId
         ? []
         : [{ ...parsed, key: object.key, lastModified: object.lastModified }];
     });

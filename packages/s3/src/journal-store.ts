@@ -19,6 +19,11 @@ import { LAST_SEQUENCE_METADATA, WRITE_METADATA } from './write-tokens.js';
 const READS_AT_ONCE = 8;
 /** Runs whose state is kept once idle; the oldest idle one is forgotten first. */
 const MAX_IDLE_RUNS = 10_000;
+/**
+ * Segments sit right under their run's folder: listed with the delimiter `/`, a nested
+ * prefix's keys below it (H1) come back as one common prefix and are never walked.
+ */
+const RUN_FOLDER = { delimiter: '/' } as const;
 
 export interface JournalOptions {
   readonly batchWindowMs: number;
@@ -135,36 +140,35 @@ export class JournalStore {
     return { exists: true, records, tornTail };
   }
 
-  /** Run ids with a journal under this session (and runs whose batch waits in this adapter). */
+  /**
+   * Run ids with a journal under this session (and runs whose batch waits in this adapter).
+   * A run is listed when a segment key of its own shape is: every key under the session's
+   * folder is listed and parsed (⌈segments/1000⌉ LISTs, as the delete costs). A listing by
+   * the delimiter `/` would also give the folders of a nested prefix
+   * (`<prefix>/journal/<sessionId>/doc/`…) as runs (H1).
+   */
   async list(sessionId: string): Promise<string[]> {
-    const { requests, keys } = this.context;
-    const base = keys.sessionJournals(sessionId);
     const runIds = new Set<string>();
-    let token: string | null = null;
-    do {
-      const page: Awaited<ReturnType<typeof requests.list>> = await requests.list(
-        base,
-        { delimiter: '/', token },
-        'list journals',
-      );
-      for (const prefix of page.prefixes) runIds.add(prefix.slice(base.length, -1));
-      token = page.nextToken;
-    } while (token !== null);
+    for (const segment of await this.sessionSegments(sessionId, 'list journals')) {
+      runIds.add(segment.runId);
+    }
     for (const run of this.runs.values()) {
       if (run.sessionId === sessionId && run.hasUnwritten) runIds.add(run.runId);
     }
     return [...runIds];
   }
 
-  /** B8: removes every journal of the session. */
+  /**
+   * B8: removes every journal of the session: its segment keys, nothing else. A key under
+   * `journal/<sessionId>/` of any other shape may be a nested prefix's (H1, issue 35).
+   */
   async deleteAll(sessionId: string): Promise<void> {
     for (const run of this.runs.values()) {
       if (run.sessionId === sessionId) await run.serialize(async () => run.reset());
     }
-    const { requests, keys } = this.context;
-    const objects = await requests.listAll(keys.sessionJournals(sessionId), 'delete journals');
-    await requests.deleteMany(
-      objects.map((object) => object.key),
+    const segments = await this.sessionSegments(sessionId, 'delete journals');
+    await this.context.requests.deleteMany(
+      segments.map((segment) => segment.key),
       'delete journals',
     );
   }
@@ -173,11 +177,28 @@ export class JournalStore {
     const run = this.runs.get(this.runKey(sessionId, runId));
     if (run !== undefined) await run.serialize(async () => run.reset());
     const { requests, keys } = this.context;
-    const objects = await requests.listAll(keys.journal(sessionId, runId), 'delete a journal');
+    const prefix = keys.journal(sessionId, runId);
+    const segments = this.segments(
+      prefix,
+      await requests.listAll(prefix, 'delete a journal', RUN_FOLDER),
+    );
     await requests.deleteMany(
-      objects.map((object) => object.key),
+      segments.map((segment) => segment.key),
       'delete a journal',
     );
+  }
+
+  /** Every segment key of the session's journals, with its run. */
+  private async sessionSegments(
+    sessionId: string,
+    operation: string,
+  ): Promise<Array<{ key: string; runId: string }>> {
+    const { requests, keys } = this.context;
+    const objects = await requests.listAll(keys.sessionJournals(sessionId), operation);
+    return objects.flatMap((object) => {
+      const parsed = keys.parseSegmentKey(sessionId, object.key);
+      return parsed === null ? [] : [{ key: object.key, runId: parsed.runId }];
+    });
   }
 
   /** C1: writes every batch still waiting; rejects with the first failure. */
@@ -361,7 +382,10 @@ export class JournalStore {
   private async lastStored(run: RunJournal): Promise<{ sequence: number; segment: number | null }> {
     const { requests, keys } = this.context;
     const prefix = keys.journal(run.sessionId, run.runId);
-    const segments = this.segments(prefix, await requests.listAll(prefix, 'read a journal'));
+    const segments = this.segments(
+      prefix,
+      await requests.listAll(prefix, 'read a journal', RUN_FOLDER),
+    );
     const last = segments.at(-1);
     if (last === undefined) return { sequence: 0, segment: null };
     const stored = await requests.head(last.key, 'read a journal');
@@ -403,6 +427,7 @@ export class JournalStore {
       const page: Awaited<ReturnType<typeof requests.list>> = await requests.list(
         prefix,
         {
+          ...RUN_FOLDER,
           token,
           ...(token === null && afterSequence > 0
             ? { startAfter: keys.segmentsAfter(sessionId, runId, afterSequence) }
@@ -417,7 +442,7 @@ export class JournalStore {
     if (afterSequence === 0) return { segments: after, exists: after.length > 0, complete };
     if (after[0]?.first === afterSequence + 1) return { segments: after, exists: true, complete };
     // The record after `afterSequence` may sit inside an earlier segment: list from the start.
-    const all = this.segments(prefix, await requests.listAll(prefix, 'read a journal'));
+    const all = this.segments(prefix, await requests.listAll(prefix, 'read a journal', RUN_FOLDER));
     const before = all.filter((segment) => segment.first <= afterSequence).at(-1);
     return {
       segments: before === undefined ? after : [before, ...after],

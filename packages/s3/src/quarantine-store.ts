@@ -1,14 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  COLLECTIONS as CORE_COLLECTIONS,
-  type Collection,
-  type QuarantinedDocument,
-} from '@keepsake/core';
+import type { Collection, QuarantinedDocument } from '@keepsake/core';
 import { inBatches } from './in-batches.js';
 import type { StorageContext } from './storage-context.js';
 
-/** Every collection core knows: a quarantined document of any of them is listed. */
-const COLLECTIONS: ReadonlySet<string> = new Set(CORE_COLLECTIONS);
 const REASON_METADATA = 'keepsake-reason';
 const AT_METADATA = 'keepsake-quarantined-at';
 
@@ -46,14 +40,18 @@ export class QuarantineStore {
   async list(): Promise<QuarantinedDocument[]> {
     const { requests, keys } = this.context;
     const objects = await requests.listAll(keys.quarantine, 'list quarantined documents');
-    const documents = await inBatches(objects, 16, async (object) => {
-      const [collection, id] = object.key.slice(keys.quarantine.length).split('/');
-      if (collection === undefined || id === undefined || !COLLECTIONS.has(collection)) return null;
+    // Only keys of a quarantined copy's shape: a nested prefix `<prefix>/quarantine/…`
+    // lives under the same folder, and its keys are not this store's (H1).
+    const copies = objects.flatMap((object) => {
+      const parsed = keys.parseQuarantined(object.key);
+      return parsed === null ? [] : [{ ...parsed, object }];
+    });
+    const documents = await inBatches(copies, 16, async ({ collection, id, object }) => {
       const info = await requests.head(object.key, 'list quarantined documents');
       if (info === null) return null;
       const at = Number(info.metadata[AT_METADATA]);
       return {
-        collection: collection as Collection,
+        collection,
         id,
         location: object.key,
         reason: safeDecode(info.metadata[REASON_METADATA] ?? ''),
@@ -63,8 +61,9 @@ export class QuarantineStore {
     return documents.filter((document) => document !== null);
   }
 
+  /** Null for a location that is not a quarantined copy of this prefix (H1). */
   async read(location: string): Promise<string | null> {
-    if (!location.startsWith(this.context.keys.quarantine)) return null;
+    if (this.context.keys.parseQuarantined(location) === null) return null;
     const read = await this.context.requests.get(location, 'read quarantined bytes');
     return read?.body ?? null;
   }

@@ -289,14 +289,27 @@ export class S3Requests {
     });
   }
 
-  /** Every object under `prefix`, in key order (one LIST request per 1000 keys). */
-  async listAll(prefix: string, operation: string, startAfter?: string): Promise<ListedObject[]> {
+  /**
+   * Every object under `prefix`, in key order (one LIST request per 1000 keys). With
+   * `delimiter: '/'`, only the objects right under it: deeper keys (a nested prefix's) come
+   * back as common prefixes, which are dropped, so they cost one entry each, not a walk.
+   */
+  async listAll(
+    prefix: string,
+    operation: string,
+    options: { startAfter?: string; delimiter?: string } = {},
+  ): Promise<ListedObject[]> {
+    const { startAfter, delimiter } = options;
     const objects: ListedObject[] = [];
     let token: string | null = null;
     do {
       const page: ListPage = await this.list(
         prefix,
-        { token, ...(token === null && startAfter !== undefined ? { startAfter } : {}) },
+        {
+          token,
+          ...(token === null && startAfter !== undefined ? { startAfter } : {}),
+          ...(delimiter === undefined ? {} : { delimiter }),
+        },
         operation,
       );
       objects.push(...page.objects);
