@@ -4,6 +4,7 @@ import { type AdapterContext, makeDirectory } from './context.js';
 import { decodeIndexCursor, encodeCursor } from './cursor.js';
 import { isNotFound, toBackendError } from './errors.js';
 import type { HeldLock } from './file-lock.js';
+import { decodeName } from './id-encoding.js';
 import type { CachedInspection } from './segment-inspection.js';
 
 /**
@@ -56,7 +57,9 @@ export class IndexStore {
       if (!isNotFound(error)) throw toBackendError(error, 'list sessions');
       sessionNames = [];
     }
-    if (sessionNames.length > 0) return;
+    // H1: only names of this store's session directories count; another store may live
+    // in `sessions/` (a store on `<root>/sessions/x`) and is not a session of this one.
+    if (sessionNames.some((name) => decodeName(name) !== null)) return;
     await this.withLock(async (held) => {
       held.cache = null;
       const inspection = await segments.inspect(paths);

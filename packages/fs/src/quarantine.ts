@@ -17,8 +17,13 @@ import { readBase } from './segment-base.js';
  * and delta files byte for byte as they were and a `quarantine.json` saying why. The move is
  * always durable: quarantined bytes must neither vanish nor come back as the live document.
  */
-const METADATA_FILE = 'quarantine.json';
+export const METADATA_FILE = 'quarantine.json';
 const ENTRY_NAME = /^(\d+)~([a-z-]+)~([^~]+)~[0-9a-f]+$/;
+
+/** Whether `name` is an entry of the quarantine directory (anything else is not this store's). */
+export function isQuarantineEntryName(name: string): boolean {
+  return ENTRY_NAME.test(name);
+}
 
 export class QuarantineStore {
   private readonly context: AdapterContext;
