@@ -18,6 +18,7 @@ import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
 import { contentsOf, expectTypedError, textMessage, userInput } from '../harness/fixtures.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 import { defineCollectionTests } from './h-collections.js';
+import { defineNestedPrefixTests } from './h-nested-prefixes.js';
 import { defineSharedAcrossProcessesTests } from './h-shared-across-processes.js';
 
 const DURABILITY_LEVELS: readonly DurabilityLevel[] = [
@@ -41,6 +42,7 @@ export function defineCapabilities(suite: SpecRegistrar): void {
   const { capabilities } = suite.context;
   defineSharedAcrossProcessesTests(suite);
   defineCollectionTests(suite);
+  defineNestedPrefixTests(suite);
 
   suite.test('H1', 'the adapter declares a well-formed v1 capabilities object', async (env) => {
     const adapter = await env.rawAdapter();
