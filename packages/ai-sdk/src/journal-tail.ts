@@ -107,6 +107,15 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
         standing = await loadRunStanding(store, sessionId, runId);
       }
       if (standing !== null) {
+        // E5: the session shows the turn answered, but its journal never got its ending (the
+        // producer died between complete()'s save and the seal): seal it, then read on.
+        if (
+          standing.kind === 'ended' &&
+          summary.exists &&
+          (await store.closeAnsweredRun(sessionId, runId)) !== null
+        ) {
+          continue;
+        }
         const ending = endingOf(standing, summary.exists, notPendingReads);
         if (ending !== null) {
           yield ending;

@@ -180,7 +180,15 @@ export class Run implements RunHandle {
       input,
     );
     // E5: seal the journal after the transcript is durable, then mark the turn completed.
-    if (this.journal.terminalState !== 'completed') await this.journal.append({ type: 'done' });
+    // A follower on another instance may have sealed it already, from the stored turn
+    // (closeAnsweredRun): completed all the same.
+    if (this.journal.terminalState !== 'completed') {
+      await this.journal.append({ type: 'done' }).catch((error: unknown) => {
+        if (!JournalSealedError.isInstance(error) || this.journal.terminalState !== 'completed') {
+          throw error;
+        }
+      });
+    }
     this.end('finished');
     this.host.emit({
       type: 'run',

@@ -1,4 +1,5 @@
 import { adapterCall } from './adapter-call.js';
+import { closeAnsweredRun } from './answered-run.js';
 import {
   endRepairedTurn,
   interruptPendingTurn,
@@ -24,6 +25,7 @@ import type {
   JournalReadResult,
   RunHandle,
   RunSummary,
+  RunTerminalState,
 } from './run-types.js';
 import type { Session } from './schemas.js';
 import type { CacheEntry, SessionCache } from './session-cache.js';
@@ -280,6 +282,17 @@ export class StoreRuns implements RunHost {
       lastEventType: last?.type ?? null,
       lastEventId: last?.eventId ?? null,
     };
+  }
+
+  /** E5, F1: seals the journal of a run whose answered turn is stored (see answered-run.ts). */
+  async closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null> {
+    assertValidId(sessionId);
+    assertValidId(runId, 'run');
+    await this.store.ready('close an answered run');
+    const summary = await this.runSummary(sessionId, runId);
+    if (summary.terminalState !== null) return summary.terminalState;
+    const liveHere = this.runs.get(sessionId)?.runId === runId;
+    return closeAnsweredRun(this, sessionId, runId, liveHere);
   }
 
   /**

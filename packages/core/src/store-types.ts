@@ -94,6 +94,14 @@ export interface SessionStore {
    * for a server that holds only a run id; null when no stored session has it.
    */
   findRun(runId: string): Promise<RunSummary | null>;
+  /**
+   * E5, F1: ends a run whose completed turn the session holds but whose journal never got
+   * its `done` record (its process died between complete()'s save and the seal): seals the
+   * journal with it. Returns the journal's terminal state afterwards, or null while the
+   * session does not show the turn answered (pending, live here, ended by a marker). For
+   * readers that follow a run: once it says `completed`, the run has ended.
+   */
+  closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null>;
   listRuns(sessionId: string): Promise<string[]>;
   flushAll(): Promise<FlushReport>;
   close(): Promise<CloseReport>;

@@ -25,6 +25,7 @@ import type {
   JournalReadResult,
   RunHandle,
   RunSummary,
+  RunTerminalState,
 } from './run-types.js';
 import type { Session } from './schemas.js';
 import { type CacheEntry, SessionCache } from './session-cache.js';
@@ -224,6 +225,10 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
 
   findRun(runId: string): Promise<RunSummary | null> {
     return this.runs.findRun(runId);
+  }
+
+  closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null> {
+    return this.runs.closeAnsweredRun(sessionId, runId);
   }
 
   listRuns(sessionId: string): Promise<string[]> {

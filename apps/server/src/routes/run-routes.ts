@@ -57,22 +57,31 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
   scope.get('/sessions/:sessionId/runs/:runId', async (request) => {
     const namespace = namespaceOf(request);
     const { sessionId, runId } = parseInput(runParams, request.params, 'path');
-    const standing = await assertRunKnown(namespace, sessionId, runId);
-    const run = await namespace.store.runSummary(sessionId, runId);
+    const known = await assertRunKnown(namespace, sessionId, runId);
+    let run = await namespace.store.runSummary(sessionId, runId);
     // The journal says how the run went; the session says how its turn stands. A run that
     // died before its first record has only the latter (`exists: false`, then a marker).
-    return {
-      run,
-      turn: describeTurn(standing ?? (await loadRunStanding(namespace.store, sessionId, runId))),
-    };
+    const standing = known ?? (await loadRunStanding(namespace.store, sessionId, runId));
+    if (run.terminalState === null && standing.kind === 'ended') {
+      // E5: answered, but its process died before the journal's ending: seal it now.
+      await namespace.store.closeAnsweredRun(sessionId, runId);
+      run = await namespace.store.runSummary(sessionId, runId);
+    }
+    return { run, turn: describeTurn(standing) };
   });
 
   // E8: a client (or another service) that kept only the run id finds where it lives.
   scope.get('/runs/:runId', async (request) => {
     const namespace = namespaceOf(request);
     const { runId } = parseInput(runIdParams, request.params, 'path');
-    const run = await namespace.store.findRun(runId);
+    let run = await namespace.store.findRun(runId);
     if (run === null) throw new NotFoundError(runId, 'run');
+    // E5: a turn answered whose journal never got its ending (its process died in between)
+    // ends its run here too; closeAnsweredRun changes nothing while the turn is not answered.
+    if (run.terminalState === null && run.exists) {
+      const closed = await namespace.store.closeAnsweredRun(run.sessionId, runId);
+      if (closed !== null) run = (await namespace.store.findRun(runId)) ?? run;
+    }
     return {
       run,
       runUrl: `/api/sessions/${run.sessionId}/runs/${runId}`,

@@ -151,10 +151,15 @@ export async function* tailJournal(options: TailOptions): AsyncGenerator<TailIte
         lastProgressAt = Date.now();
       } else if (!local && Date.now() - lastProgressAt >= options.recoveryProbeMs) {
         lastProgressAt = Date.now();
-        if ((await standingOrDeleted(store, sessionId, runId)) === null) {
+        const standing = await standingOrDeleted(store, sessionId, runId);
+        if (standing === null) {
           yield { kind: 'end', reason: 'session-deleted', terminalState: null };
           return;
         }
+        // E5: the session shows the turn answered, but its journal never got its ending (the
+        // run's process died between complete()'s save and the seal): seal it; the next read
+        // meets the `done` record and ends the stream.
+        if (standing.kind === 'ended') await store.closeAnsweredRun(sessionId, runId);
         continue;
       }
       await waitForChange(watch.changed, options.pollIntervalMs, signal);

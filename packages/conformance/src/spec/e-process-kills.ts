@@ -243,6 +243,16 @@ export function defineProcessKillTests(suite: SpecRegistrar): void {
           `${context}: run ${runId}: the stored answer ${JSON.stringify(answer)} does not start with every acknowledged token ${JSON.stringify(acknowledged)} (E6, F1)\njournal: ${journal.join(' ')}\ntranscript:\n  ${transcript.join('\n  ')}`,
         );
       }
+      // E5, F1: every run ends. A kill between complete()'s save and its seal leaves an
+      // answered turn with an open journal, which closeAnsweredRun ends as completed; every
+      // other run's journal already says how it ended (its own ending, a cancel, a repair).
+      const ending = await checker.store.closeAnsweredRun(sessionId, runId);
+      const summary = await checker.store.runSummary(sessionId, runId);
+      expect(
+        ending ?? summary.terminalState,
+        `${context}: run ${runId} of ${sessionId} never ended (journal: ${read.records.map((record) => record.type).join(' ')})`,
+      ).not.toBeNull();
+      expect(summary.terminalState).toBe(ending ?? summary.terminalState);
     }
   }
 }

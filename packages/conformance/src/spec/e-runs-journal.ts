@@ -30,6 +30,7 @@ import {
 import { holdNextSessionWrite } from '../harness/held-adapter-call.js';
 import { type PersistedSession, readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineAnsweredRunTests } from './e-answered-run.js';
 import { defineCancelRaceTests } from './e-cancel-races.js';
 import { defineDamagedJournalTests } from './e-damaged-journals.js';
 import { defineJournalPowerLossTests } from './e-journal-power-loss.js';
@@ -77,6 +78,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineCancelRaceTests(suite);
   defineRunLookupTests(suite);
   defineProcessKillTests(suite);
+  defineAnsweredRunTests(suite);
   defineDamagedJournalTests(suite);
   defineJournalPowerLossTests(suite);
 }
