@@ -9,6 +9,7 @@ import type { CancelOutcome, CompleteRunInput, JournalEventInput } from './run-t
 import type { PendingTurn, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 import { normalizeMessage } from './session-validation.js';
+import { isFinalState } from './terminal-state.js';
 import { foldJournal } from './transcript.js';
 import { isSuperseded } from './turn-markers.js';
 
@@ -193,6 +194,14 @@ export async function endRepairedTurn(
   // D4: a turn a later turn answered is never rewritten, and its journal gets no record.
   if (found?.marker === undefined || isSuperseded(session, index)) return null;
   if (writer.terminalState !== interruptedState) {
+    // D4, E2: what the journal holds now, not what this writer last saw: another instance's
+    // cancel may have sealed it (a stale handle's cancel then finds it already finished,
+    // and writes no second record).
+    await writer.refresh();
+    if (isFinalState(writer.terminalState)) return null;
+    // Only a crash repair's marker is taken over; a cancel or failure marker is an ending
+    // someone asked for, and a later one does not rewrite it.
+    if (found.marker.type !== 'interrupted') return null;
     try {
       await writer.append(terminalEvent(kind, error));
     } catch (cause) {

@@ -24,11 +24,27 @@ export function addPendingUserMessage(
   pending: PendingTurn,
   extra: Partial<Message> = {},
 ): void {
-  if (session.messages.some((message) => message.id === pending.userMessage.id)) return;
+  const index = session.messages.findIndex((message) => message.id === pending.userMessage.id);
+  if (index >= 0) {
+    // E1: the application put the question into the transcript itself while the run was
+    // live (a checkpoint that copies `pending.userMessage`); the attachments beginRun kept
+    // beside it in the pending turn still go onto it, once, since the pending turn is
+    // cleared in this same save.
+    session.messages[index] = withAttachments(session.messages[index]!, pending.attachments);
+    return;
+  }
   const message = { ...pendingUserMessage(pending), ...extra };
   const firstOutput = session.messages.findIndex(
     (candidate) => candidate.runId === pending.streamId && candidate.role !== 'user',
   );
   if (firstOutput < 0) session.messages.push(message);
   else session.messages.splice(firstOutput, 0, message);
+}
+
+/** The message with every attachment of `attachments` it lacks, after its own. */
+function withAttachments(message: Message, attachments: PendingTurn['attachments']): Message {
+  const own = message.attachments ?? [];
+  const present = new Set(own.map((attachment) => JSON.stringify(attachment)));
+  const missing = attachments.filter((attachment) => !present.has(JSON.stringify(attachment)));
+  return missing.length === 0 ? message : { ...message, attachments: [...own, ...missing] };
 }

@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import { isSameCreation } from './create-retry.js';
 import { findReservedField } from './document-codec.js';
 import { assertValidId, randomId } from './ids.js';
 import { InvalidInputError, ReservedFieldError } from './input-errors.js';
@@ -66,8 +67,13 @@ export async function createSession(
     try {
       await host.persistence.write(entry, options);
     } catch (error) {
-      if (RevisionConflictError.isInstance(error)) throw new AlreadyExistsError(id);
-      throw error;
+      if (!RevisionConflictError.isInstance(error)) throw error;
+      // B4: a retry of a create whose outcome was unknown finds its own document there.
+      const stored = await host.liveSessions.entryFor(id).catch(() => null);
+      if (stored !== null && isSameCreation(stored.session, session, input)) {
+        return stored.session;
+      }
+      throw new AlreadyExistsError(id);
     }
     host.cache.set(id, entry);
     return session;

@@ -35,6 +35,7 @@ import { normalizeMessage } from './session-validation.js';
 import { NotFoundError, RevisionConflictError } from './storage-errors.js';
 import type { StoreEvent } from './store-types.js';
 import { terminalStateOf } from './terminal-state.js';
+import { isSuperseded } from './turn-markers.js';
 
 /** What the run half of the store needs from the rest of it. */
 export interface StoreRunsHost {
@@ -210,6 +211,9 @@ export class StoreRuns implements RunHost {
     const local = this.runs.get(sessionId);
     if (local !== undefined && (runId === undefined || local.runId === runId))
       return local.cancel();
+    // E6: when the cancel was asked for; a crash repair that ended the turn after this
+    // (while the cancel waited for the lock) does not drop it.
+    const askedAt = this.options.clock.now();
     return this.locks.withLock(sessionId, async () => {
       const entry = await this.entryFor(sessionId);
       if ((await this.refreshIfClean(entry)) === 'deleted') {
@@ -217,7 +221,13 @@ export class StoreRuns implements RunHost {
         return { cancelled: false, reason: 'no-pending-turn' };
       }
       const pending = entry.session.pending;
-      if (pending === null) return { cancelled: false, reason: 'no-pending-turn' };
+      if (pending === null) {
+        const repaired = repairedSince(entry.session, askedAt, runId);
+        if (repaired === null) return { cancelled: false, reason: 'no-pending-turn' };
+        const writer = createJournalWriter(this, sessionId, repaired);
+        const taken = await endRepairedTurn(this, entry, writer, repaired, 'cancel');
+        return taken ?? { cancelled: false, reason: 'already-finished' };
+      }
       if (runId !== undefined && pending.streamId !== runId)
         return { cancelled: false, reason: 'not-active' };
       const writer = createJournalWriter(this, sessionId, pending.streamId);
@@ -389,4 +399,21 @@ export class StoreRuns implements RunHost {
       },
     };
   }
+}
+
+/**
+ * E6: the run whose turn another instance's crash repair ended at or after `askedAt` (its
+ * interrupted marker is that recent, and no later turn was answered): a cancel asked for
+ * before that repair still decides how the turn ends. Null when there is none.
+ */
+function repairedSince(session: Session, askedAt: number, runId?: string): string | null {
+  const index = session.messages.findLastIndex(
+    (message) =>
+      message.marker?.type === 'interrupted' &&
+      (runId === undefined || message.marker.runId === runId),
+  );
+  const message = session.messages[index];
+  if (message?.marker === undefined || message.createdAt < askedAt) return null;
+  if (isSuperseded(session, index)) return null;
+  return message.marker.runId;
 }

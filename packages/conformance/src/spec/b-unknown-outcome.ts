@@ -6,6 +6,7 @@
  * ordinary answers.
  */
 import {
+  AlreadyExistsError,
   BackendError,
   RevisionConflictError,
   type Session,
@@ -33,6 +34,7 @@ const failures: ReadonlyArray<readonly [string, Failure]> = [
 ];
 
 export function defineUnknownOutcomeTests(suite: SpecRegistrar): void {
+  createRetryTests(suite);
   suite.test(
     'B4',
     'a save that landed and then failed is recognised as this store’s own on retry: no conflict, nothing twice',
@@ -122,6 +124,47 @@ async function twoMessages(env: TestEnvironment, opened: OpenedStore): Promise<S
 }
 
 /** FAULT INJECTION: the next write of `id` reaches the backend, then reports `failure`. */
+function createRetryTests(suite: SpecRegistrar): void {
+  suite.test(
+    'B4',
+    'a create retried after an unknown outcome meets its own document and succeeds; a different document under the id is still refused',
+    async (env) => {
+      const opened = await env.openStore();
+      const id = env.id();
+      const input = {
+        id,
+        title: 'Trip plan',
+        metadata: { owner: 'alice' },
+        messages: [{ role: 'user' as const, content: 'first' }],
+      };
+      landsThenFails(opened, id, failures[0]![1]);
+      await expectTypedError(opened.store.create(input, { fsync: true }), WriteOutcomeUnknownError);
+      const retried = await opened.store.create(input, { fsync: true });
+      expect(retried).toMatchObject({ id, title: 'Trip plan', metadata: { owner: 'alice' } });
+      expect(contentsOf(retried)).toEqual(['first']);
+      // The retry returned the stored document: saving on from it conflicts with nothing.
+      retried.messages.push(textMessage(env, 'assistant', 'second'));
+      await opened.store.save(retried, { fsync: true });
+      // Another store's retry of the same create after that is another document now.
+      const other = await env.openStore();
+      await expectTypedError(other.store.create(input), AlreadyExistsError);
+      const fresh = env.id();
+      landsThenFails(opened, fresh, failures[0]![1]);
+      await expectTypedError(
+        opened.store.create({ ...input, id: fresh }, { fsync: true }),
+        WriteOutcomeUnknownError,
+      );
+      await expectTypedError(
+        other.store.create({ ...input, id: fresh, title: 'Another plan' }),
+        AlreadyExistsError,
+      );
+      const reader = await env.openStore();
+      expect(contentsOf(await reader.store.load(id))).toEqual(['first', 'second']);
+      expect((await reader.store.load(fresh)).title).toBe('Trip plan');
+    },
+  );
+}
+
 function landsThenFails(opened: OpenedStore, id: string, failure: Failure): void {
   opened.adapter.inject({
     method: 'putDocument',

@@ -36,6 +36,7 @@ import { defineDamagedJournalTests } from './e-damaged-journals.js';
 import { defineJournalPowerLossTests } from './e-journal-power-loss.js';
 import { defineProcessKillTests } from './e-process-kills.js';
 import { defineRunLookupTests } from './e-run-lookup.js';
+import { defineStaleCancelTests } from './e-stale-cancels.js';
 import { defineTurnAttachmentTests } from './e-turn-attachments.js';
 
 const CHECKPOINT = { checkpoint: { intervalMs: 100, idleRefreshMs: 1000 } } as const;
@@ -79,6 +80,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineRunLookupTests(suite);
   defineProcessKillTests(suite);
   defineAnsweredRunTests(suite);
+  defineStaleCancelTests(suite);
   defineDamagedJournalTests(suite);
   defineJournalPowerLossTests(suite);
 }

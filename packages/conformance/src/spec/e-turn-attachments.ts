@@ -18,6 +18,7 @@ type Ending = 'complete' | 'cancel' | 'fail' | 'crash recovery';
 async function endTurnWithAttachment(
   env: TestEnvironment,
   ending: Ending,
+  eagerCheckpoint = false,
 ): Promise<{ opened: OpenedStore; id: string }> {
   const opened = await env.openStore();
   const session = await opened.store.create({ id: env.id() }, { fsync: true });
@@ -26,6 +27,12 @@ async function endTurnWithAttachment(
     attachments: [SCREENSHOT],
   });
   await run.append({ type: 'token', data: { text: 'restarting' } });
+  if (eagerCheckpoint) {
+    // A common checkpoint pattern: the app copies the question into the transcript itself.
+    const live = await opened.store.load(session.id);
+    live.messages.push(live.pending!.userMessage);
+    await opened.store.save(live, { fsync: true });
+  }
   if (ending === 'complete') await run.complete();
   if (ending === 'cancel') await run.cancel();
   if (ending === 'fail') await run.fail(new Error('the model gave up'));
@@ -50,6 +57,24 @@ export function defineTurnAttachmentTests(suite: SpecRegistrar): void {
           const question = session.messages.find((message) => message.role === 'user');
           expect(question?.content).toBe('please restart');
           expect(question?.attachments).toEqual([SCREENSHOT]);
+        }
+      },
+    );
+  }
+
+  for (const ending of ['complete', 'cancel', 'fail', 'crash recovery'] as const) {
+    suite.test(
+      'E1',
+      `the attachments given to beginRun reach the question the app already copied into the transcript, once, after ${ending}`,
+      async (env) => {
+        const { opened, id } = await endTurnWithAttachment(env, ending, true);
+        const reader = await env.openStore();
+        for (const store of [opened.store, reader.store]) {
+          const session = await store.load(id);
+          expect(session.pending, 'the turn has ended').toBeNull();
+          const questions = session.messages.filter((message) => message.role === 'user');
+          expect(questions.map((message) => message.content)).toEqual(['please restart']);
+          expect(questions[0]?.attachments).toEqual([SCREENSHOT]);
         }
       },
     );
