@@ -59,6 +59,19 @@ describe('A4: values JSON stores as they are', () => {
     expect(problem?.reason).toMatch(reason);
   });
 
+  it('A4: refuses an enumerable symbol-keyed property (JSON drops it), naming its path, on objects and arrays; a non-enumerable one is ignored', () => {
+    const key = Symbol('note');
+    expect(problemOf({ metadata: { [key]: 1 } })?.path).toBe('metadata[Symbol(note)]');
+    expect(problemOf({ metadata: { [key]: 1 } })?.reason).toMatch(/keyed by a symbol/);
+    expect(problemOf({ list: Object.assign([1], { [key]: 1 }) })?.path).toBe('list[Symbol(note)]');
+    expect(problemOf({ [Symbol.for('shared')]: undefined })?.path).toBe('[Symbol(shared)]');
+    // A non-enumerable property, keyed by a symbol or not, is a library's marker, not data.
+    const marked = { text: 'kept' };
+    Object.defineProperty(marked, Symbol('administration'), { value: { big: 1n } });
+    Object.defineProperty(marked, '__ob__', { value: { big: 1n } });
+    expect(problemOf({ metadata: marked })).toBeNull();
+  });
+
   it('refuses a cycle, naming where it refers back to', () => {
     const metadata: Record<string, unknown> = { inner: {} };
     (metadata.inner as Record<string, unknown>).back = metadata;

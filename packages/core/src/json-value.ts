@@ -7,8 +7,11 @@
  *
  * Accepted: plain objects (any realm, or a null prototype) and arrays, strings, finite
  * numbers, booleans and null. `undefined` as an object property is accepted and stored as an
- * absent property (as JSON.stringify does); everywhere else it is refused. Symbol-keyed and
- * non-enumerable properties are not data and are ignored.
+ * absent property (as JSON.stringify does); everywhere else it is refused. An enumerable
+ * symbol-keyed property (`{ [key]: value }`, `object[key] = value`) is data JSON drops
+ * without a word, so it is refused like any value that does not round-trip (issue 35).
+ * Non-enumerable properties, symbol-keyed or not, are what libraries hide their bookkeeping
+ * in (MobX's administration, a marker set with Object.defineProperty): not data, ignored.
  *
  * The walk costs one visit per object and array and allocates nothing unless it fails (the
  * path is kept as a stack and only turned into text for the error).
@@ -40,7 +43,7 @@ export interface UnstorableValue {
   cause?: unknown;
 }
 
-type PathSegment = string | number;
+type PathSegment = string | number | symbol;
 
 /**
  * The first value under `root` that JSON would not store as it is, or null when there is
@@ -140,7 +143,7 @@ class JsonWalk {
         this.path.pop();
       }
       this.ancestors.pop();
-      return null;
+      return this.visitSymbolKeys(value);
     }
     return nonPlainObjectReason(value) ?? this.visitFields(value, depth, undefined);
   }
@@ -160,6 +163,21 @@ class JsonWalk {
       this.path.pop();
     }
     this.ancestors.pop();
+    return this.visitSymbolKeys(value);
+  }
+
+  /**
+   * A4: an enumerable symbol-keyed property, which JSON drops; null when there is none. The
+   * store's own markers (registered symbols named `keepsake.…`, such as a summary view's) are
+   * not the caller's data, as `_keepsake` fields are not.
+   */
+  private visitSymbolKeys(value: object): string | null {
+    for (const key of Object.getOwnPropertySymbols(value)) {
+      if (!Object.prototype.propertyIsEnumerable.call(value, key)) continue;
+      if (Symbol.keyFor(key)?.startsWith('keepsake.') === true) continue;
+      this.path.push(key);
+      return SYMBOL_KEY;
+    }
     return null;
   }
 
@@ -187,6 +205,8 @@ class JsonWalk {
 }
 
 const UNDEFINED_VALUE = 'is undefined, which JSON cannot store; store null or leave it out';
+const SYMBOL_KEY =
+  'is keyed by a symbol, which JSON drops without a word; use a string key, or make it non-enumerable (Object.defineProperty) if it is not data';
 
 function unreadable(cause: unknown): string {
   const message = cause instanceof Error ? cause.message : String(cause);
@@ -260,6 +280,7 @@ function appendSegments(start: string, segments: readonly PathSegment[]): string
   let text = start;
   for (const segment of segments) {
     if (typeof segment === 'number') text += `[${segment}]`;
+    else if (typeof segment === 'symbol') text += `[${segment.toString()}]`;
     else if (IDENTIFIER.test(segment)) text += text.length === 0 ? segment : `.${segment}`;
     else text += `[${JSON.stringify(segment)}]`;
   }

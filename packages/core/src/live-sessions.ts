@@ -1,9 +1,11 @@
+import { assertValidId } from './ids.js';
 import { InvalidInputError } from './input-errors.js';
 import type { RefreshOutcome } from './run-host.js';
 import type { Session } from './schemas.js';
 import type { CacheEntry, SessionCache } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';
 import type { SaveOptions } from './session-types.js';
+import { findOddField } from './session-validation.js';
 import { RevisionConflictError } from './storage-errors.js';
 
 /**
@@ -81,21 +83,35 @@ export class LiveSessions {
   }
 
   /** Re-reads a session another instance may have changed, unless this one has unsaved edits. */
-  async refreshIfClean(entry: CacheEntry): Promise<RefreshOutcome> {
+  async refreshIfClean(entry: CacheEntry, id?: string): Promise<RefreshOutcome> {
     if (this.persistence.isDirty(entry)) return 'dirty';
-    return this.replaceFromStorage(entry);
+    return this.replaceFromStorage(entry, id);
   }
 
-  /** Updates the live instance in place from what is stored now. */
-  async replaceFromStorage(entry: CacheEntry): Promise<RefreshOutcome> {
-    const fresh = await this.persistence.readOrNull(entry.session.id);
+  /**
+   * Updates the live instance in place from what is stored now. `id` is the session's id as
+   * the caller knows it (a reload's argument): the live object's own `id` is the
+   * application's to change, and what it holds there never reaches the adapter unchecked (A1).
+   */
+  async replaceFromStorage(entry: CacheEntry, id?: string): Promise<RefreshOutcome> {
+    const sessionId = assertValidId(id ?? entry.session.id);
+    const fresh = await this.persistence.readOrNull(sessionId);
     if (fresh === null) return 'deleted';
     if (fresh.storedRevision === entry.storedRevision && !this.persistence.isDirty(entry)) {
       return 'unchanged';
     }
     const live = entry.session as Record<string, unknown>;
+    assertReplaceable(live, sessionId);
     for (const key of Object.keys(live)) delete live[key];
-    Object.assign(live, fresh.session);
+    // Defined, not assigned: a stored field named `__proto__` stays a field.
+    for (const [key, value] of Object.entries(fresh.session)) {
+      Object.defineProperty(live, key, {
+        value,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
     entry.storedRevision = fresh.storedRevision;
     entry.storedMessages = fresh.storedMessages;
     entry.storedHeadText = fresh.storedHeadText;
@@ -106,4 +122,22 @@ export class LiveSessions {
     entry.indexStale = false;
     return 'refreshed';
   }
+}
+
+/**
+ * Issue 35: a live session the application changed after its save so that its fields cannot
+ * be replaced in place (made non-extensible, a field made non-configurable or read-only) is
+ * refused before any field changes; replacing it half-way used to leave it without its id.
+ */
+function assertReplaceable(live: Record<string, unknown>, id: string): void {
+  const odd = Object.isExtensible(live)
+    ? findOddField(live)
+    : { field: '', reason: 'is frozen, sealed or not extensible' };
+  if (odd === null) return;
+  const what = odd.field === '' ? 'the session object' : `its field \`${odd.field}\``;
+  throw new InvalidInputError(
+    `Session "${id}" cannot be refreshed in place: ${what} ${odd.reason}. Nothing was changed. ` +
+      'Save a copy whose fields are plain values (it becomes the live session), then reload.',
+    { path: odd.field },
+  );
 }

@@ -150,6 +150,57 @@ function assertMutable(session: Session): void {
   assertPartMutable(session, '`messages`', session.messages);
   assertPartMutable(session, '`toolCalls`', session.toolCalls);
   assertPartMutable(session, '`pending`', session.pending);
+  const odd = findOddField(session);
+  if (odd !== null) {
+    throw new InvalidInputError(
+      `Session "${String(session.id)}" cannot be saved: its field \`${odd.field}\` ${odd.reason}. Nothing was written. ` +
+        'Save a copy whose fields are plain, enumerable values and go on with the session save() returns.',
+      { path: odd.field },
+    );
+  }
+}
+
+/** The fields of a session, which JSON must see (a document without its id is unreadable). */
+const SESSION_FIELDS: ReadonlySet<string> = new Set(Object.keys(sessionSchema.shape));
+
+/**
+ * B4, A4 (issue 35): a field of the session object the store could not keep as it does. The
+ * store sets `revision` and `updatedAt` on the session it saves, and a reload or a refresh
+ * replaces every field of the live session in place (deleted, then defined again): each own
+ * field must be a plain data property, writable and deletable — not read-only, not a getter,
+ * not non-configurable (as `Object.defineProperty` makes one by default). Such a field used to
+ * take the write and then throw a TypeError, or make a later reload throw half-way through,
+ * leaving the live session without its id. And the session's own fields must be enumerable:
+ * JSON leaves out what it does not see, and a document stored without its id is unreadable.
+ * Null when every field is plain. One descriptor per own field: about half a microsecond.
+ */
+export function findOddField(session: object): { field: string; reason: string } | null {
+  let sessionFields = 0;
+  for (const key of Object.keys(session)) {
+    if (SESSION_FIELDS.has(key)) sessionFields++;
+    const descriptor = Object.getOwnPropertyDescriptor(session, key);
+    if (descriptor === undefined || (descriptor.writable === true && descriptor.configurable)) {
+      continue;
+    }
+    const reason =
+      descriptor.writable === undefined
+        ? 'is a getter or setter, not a value; the store writes and replaces the fields of a session in place'
+        : !descriptor.writable
+          ? 'is read-only; the store sets `revision` and `updatedAt` on the session it saves and replaces its fields on a reload'
+          : 'cannot be deleted (non-configurable); the store replaces the fields of the live session in place on a reload';
+    return { field: key, reason };
+  }
+  if (sessionFields === SESSION_FIELDS.size) return null;
+  for (const field of SESSION_FIELDS) {
+    if (field in session && !Object.prototype.propertyIsEnumerable.call(session, field)) {
+      return {
+        field,
+        reason:
+          'is not an own enumerable property, so JSON would leave it out of the stored document',
+      };
+    }
+  }
+  return null;
 }
 
 function assertPartMutable(session: Session, part: string, value: unknown): void {

@@ -56,7 +56,7 @@ export class StoreSessions {
     const { locks, liveSessions } = this.store;
     const entry = await liveSessions.entryFor(id);
     if (options.refresh === true) {
-      await locks.withLockIfNotHeld(id, () => liveSessions.refreshIfClean(entry));
+      await locks.withLockIfNotHeld(id, () => liveSessions.refreshIfClean(entry, id));
     }
     await this.recovery.recoverIfNeeded(entry);
     return entry.session;
@@ -70,7 +70,7 @@ export class StoreSessions {
     return locks.withLockIfNotHeld(id, async () => {
       const cached = cache.peek(id);
       if (cached === undefined) return (await liveSessions.entryFor(id)).session;
-      if ((await liveSessions.replaceFromStorage(cached)) === 'deleted') {
+      if ((await liveSessions.replaceFromStorage(cached, id)) === 'deleted') {
         cache.delete(id);
         throw new NotFoundError(id);
       }
