@@ -1,8 +1,13 @@
 import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
-import { assertValidId } from './ids.js';
 import { MemoryCommitIncompleteError, StoreClosedError } from './lifecycle-errors.js';
+import {
+  agentOption,
+  assertMemoryAgent,
+  drainOptions,
+  lifecycleSessionId,
+} from './lifecycle-input.js';
 import type { DrainReport, MemoryAgent, MemoryLifecycle } from './memory-types.js';
 import { lifecycleStateSchema } from './schemas.js';
 import { CorruptDocumentError, RevisionConflictError } from './storage-errors.js';
@@ -48,60 +53,65 @@ export class Lifecycle implements MemoryLifecycle {
   /** The registered agent per session: the owner of future completed turns. */
   private readonly agents = new Map<string, MemoryAgent>();
 
+  // A1, A3, G8: arguments are checked first (lifecycle-input.ts); an empty id is a no-op.
   registerAgent(sessionId: string | null | undefined, agent: MemoryAgent): void {
-    if (!sessionId) return;
-    this.agents.set(assertValidId(sessionId), agent);
+    assertMemoryAgent(agent, 'registerAgent()', 'agent');
+    const id = lifecycleSessionId(sessionId);
+    if (id !== null) this.agents.set(id, agent);
   }
 
   unregisterAgent(sessionId: string | null | undefined): void {
-    if (!sessionId) return;
-    this.agents.delete(assertValidId(sessionId));
+    const id = lifecycleSessionId(sessionId);
+    if (id !== null) this.agents.delete(id);
   }
 
   async markTurnCompleted(
     sessionId: string | null | undefined,
-    options: { agent?: MemoryAgent } = {},
+    options?: { agent?: MemoryAgent },
   ): Promise<number> {
-    if (!sessionId) return 0;
-    const state = await this.stateOf(assertValidId(sessionId));
+    const agent = agentOption(options, 'markTurnCompleted()');
+    const id = lifecycleSessionId(sessionId);
+    if (id === null) return 0;
+    const state = await this.stateOf(id);
     state.generation++;
-    const owner = options.agent ?? this.agents.get(sessionId);
+    const owner = agent ?? this.agents.get(id);
     const last = state.segments.at(-1);
     if (last !== undefined && last.owner === owner) last.upTo = state.generation;
     else state.segments.push({ owner, upTo: state.generation });
-    await this.persist(sessionId, state);
+    await this.persist(id, state);
     return state.generation;
   }
 
   async hasUncommittedWork(sessionId: string | null | undefined): Promise<boolean> {
-    if (!sessionId) return false;
-    const state = await this.stateOf(assertValidId(sessionId));
+    const id = lifecycleSessionId(sessionId);
+    if (id === null) return false;
+    const state = await this.stateOf(id);
     return state.generation > state.committedGeneration;
   }
 
   async commit(
     sessionId: string | null | undefined,
-    options: { agent?: MemoryAgent } = {},
+    options?: { agent?: MemoryAgent },
   ): Promise<boolean> {
-    if (!sessionId) return false;
+    const agent = agentOption(options, 'commit()');
+    const id = lifecycleSessionId(sessionId);
+    if (id === null) return false;
     if (this.options.isClosing()) throw new StoreClosedError('commit memory');
-    return this.commitInternal(
-      assertValidId(sessionId),
-      options.agent,
-      new AbortController().signal,
-    );
+    return this.commitInternal(id, agent, new AbortController().signal);
   }
 
-  async drain(
-    options: { deadlineMs?: number; agents?: ReadonlyMap<string, MemoryAgent> } = {},
-  ): Promise<DrainReport> {
+  async drain(options?: {
+    deadlineMs?: number;
+    agents?: ReadonlyMap<string, MemoryAgent>;
+  }): Promise<DrainReport> {
+    const { agents, ...given } = drainOptions(options);
     const report: DrainReport = { committed: [], failed: [], abandoned: [] };
-    const deadlineMs = options.deadlineMs ?? this.options.drainDeadlineMs;
+    const deadlineMs = given.deadlineMs ?? this.options.drainDeadlineMs;
     const controller = new AbortController();
-    const sessionIds = new Set([...this.sessions.keys(), ...(options.agents?.keys() ?? [])]);
+    const sessionIds = new Set([...this.sessions.keys(), ...agents.keys()]);
     const work = [...sessionIds].map(async (sessionId) => {
       const state = await this.stateOf(sessionId);
-      const agent = options.agents?.get(sessionId);
+      const agent = agents.get(sessionId);
       // G6: wait for a commit in flight, then commit every newer generation.
       while (state.generation > state.committedGeneration && !controller.signal.aborted) {
         const before = state.committedGeneration;
@@ -144,18 +154,21 @@ export class Lifecycle implements MemoryLifecycle {
   }
 
   async evict(sessionId: string | null | undefined): Promise<boolean> {
-    if (!sessionId) return false;
-    const state = await this.stateOf(assertValidId(sessionId));
-    const agent = this.agents.get(sessionId);
+    const id = lifecycleSessionId(sessionId);
+    if (id === null) return false;
+    const state = await this.stateOf(id);
+    const agent = this.agents.get(id);
     while (state.generation > state.committedGeneration) {
       const before = state.committedGeneration;
-      const ok = await this.commitInternal(sessionId, undefined, new AbortController().signal);
+      const ok = await this.commitInternal(id, undefined, new AbortController().signal);
       if (!ok || state.committedGeneration === before) break;
     }
     await state.inFlight;
     if (state.generation > state.committedGeneration) return false;
-    this.agents.delete(sessionId);
-    if (agent?.close !== undefined) await agent.close();
+    this.agents.delete(id);
+    // Registered agents were checked (a `close` is a method or absent); read it once.
+    const close = agent?.close;
+    if (close !== undefined) await close.call(agent);
     return true;
   }
 
