@@ -1,5 +1,6 @@
 import type { StoredDocument } from './adapter.js';
 import { SummaryOnlyError } from './input-errors.js';
+import { findUnstorableValue, MAX_SESSION_DEPTH } from './json-value.js';
 import {
   attachmentSchema,
   contentSchema,
@@ -100,6 +101,16 @@ export function decodeSession(
   for (const [index, candidate] of raw.messages.entries()) {
     const message = decodeMessage(candidate, `messages[${index}]`, problems, now);
     if (message === null) return { ok: false, reason: `messages[${index}] cannot be read` };
+    // A3: a message nested past the limit could not be saved (or frozen, or encoded) again.
+    // A message of plain fields (the common one) cannot be: it is not walked.
+    const tooDeep = hasObjectField(message)
+      ? findUnstorableValue(message, {
+          rootPath: `messages[${index}]`,
+          rootDepth: MESSAGE_DEPTH,
+          maxDepth: MAX_SESSION_DEPTH,
+        })
+      : null;
+    if (tooDeep !== null) return { ok: false, reason: `${tooDeep.path} ${tooDeep.reason}` };
     messages.push(message);
   }
   const session = {
@@ -116,7 +127,50 @@ export function decodeSession(
     rotatedTo: field(raw, 'rotatedTo', isNullableId, null, problems),
     metadata: field(raw, 'metadata', isPlainObject, {}, problems),
   } as Session;
+  resetTooDeepFields(session, problems);
   return { ok: true, session, problems, byteSize };
+}
+
+/** The level of a message in a session document: the session, its messages, the message. */
+const MESSAGE_DEPTH = 3;
+
+function hasObjectField(message: Message): boolean {
+  const fields = message as unknown as Record<string, unknown>;
+  for (const key in fields) {
+    const value = fields[key];
+    if (typeof value === 'object' && value !== null) return true;
+  }
+  return false;
+}
+
+/** What a head field nested past the depth limit is reset to (A5); other fields are dropped. */
+const TOO_DEEP_RESETS: Readonly<Record<string, () => unknown>> = {
+  metadata: () => ({}),
+  toolCalls: () => [],
+  pending: () => null,
+};
+
+/**
+ * A3, A5: a head field nested past MAX_SESSION_DEPTH (the store never writes one; another
+ * tool may have) is reset and reported, like any invalid side field: kept, it would make the
+ * session impossible to save, and deep enough, overflow the stack of whatever encodes it.
+ */
+function resetTooDeepFields(session: Session, problems: DecodeProblem[]): void {
+  const head = session as unknown as Record<string, unknown>;
+  for (const key of Object.keys(head)) {
+    const value = head[key];
+    if (key === 'messages' || typeof value !== 'object' || value === null) continue;
+    const tooDeep = findUnstorableValue(value, {
+      rootPath: key,
+      rootDepth: 2,
+      maxDepth: MAX_SESSION_DEPTH,
+    });
+    if (tooDeep === null) continue;
+    problems.push({ field: key, message: `${tooDeep.path} ${tooDeep.reason}; reset` });
+    const reset = TOO_DEEP_RESETS[key];
+    if (reset === undefined) delete head[key];
+    else head[key] = reset();
+  }
 }
 
 function decodeMessage(
@@ -274,7 +328,7 @@ export function summaryViewOf(session: Session): Session {
   return view as Session;
 }
 
-function assertNotSummaryView(value: object): void {
+export function assertNotSummaryView(value: object): void {
   if ((value as Record<symbol, unknown>)[SUMMARY_VIEW] === true) {
     throw new SummaryOnlyError(String((value as { id?: unknown }).id));
   }

@@ -21,13 +21,9 @@ export type {
 } from './adapter.js';
 export { COLLECTIONS, REQUIRED_ADAPTER_PRIMITIVES } from './adapter.js';
 export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './clock.js';
+export { decodeStoredSession, encodeSessionDocument } from './codec-helpers.js';
 export { createMessage } from './create-message.js';
-export {
-  type DecodeResult,
-  decodeSession as decodeStoredSession,
-  encodeFull as encodeSessionDocument,
-  summaryOf,
-} from './document-codec.js';
+export { type DecodeResult, summaryOf } from './document-codec.js';
 export {
   assertCollection,
   assertDocumentId,
