@@ -38,12 +38,16 @@ export function createAdapterContext(options: ResolvedFsAdapterOptions): Adapter
   };
 }
 
-/** mkdir -p; a directory that already exists is fine. */
-export async function makeDirectory(fileSystem: FileSystem, path: string): Promise<void> {
+/** mkdir -p; a directory that already exists is fine. `operation` names it in an error. */
+export async function makeDirectory(
+  fileSystem: FileSystem,
+  path: string,
+  operation = `create directory ${path}`,
+): Promise<void> {
   try {
     await fileSystem.mkdir(path);
   } catch (error) {
-    if (!isAlreadyExists(error)) throw toBackendError(error, `create directory ${path}`);
+    if (!isAlreadyExists(error)) throw toBackendError(error, operation);
   }
 }
 

@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, readFile, statSync, writeSync, writevSync } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import { isLocalFileSystemType } from './local-disk.js';
+import { makeDirectories } from './make-directories.js';
 
 /**
  * The filesystem calls the adapter makes, and nothing more. The default is `node:fs/promises`;
@@ -115,7 +116,8 @@ export const nodeFileSystem: FileSystem = {
   },
   rename: (from, to) => nodeFs.rename(from, to),
   unlink: (path) => nodeFs.unlink(path),
-  mkdir: (path) => nodeFs.mkdir(path, { recursive: true }),
+  // Not Node's recursive mkdir, which can loop forever (see makeDirectories).
+  mkdir: (path) => makeDirectories(path),
   rmdir: (path) => nodeFs.rmdir(path),
   readdir: (path) => nodeFs.readdir(path),
   // The callback form: the same open, fstat, read and close, with less JavaScript around

@@ -96,7 +96,13 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
 
     open: () =>
       call('open', async () => {
-        for (const directory of [layout.root, ...layout.fixedDirectories]) {
+        // A2: a root that cannot be made is a typed error naming the option that set it.
+        await makeDirectory(
+          fileSystem,
+          layout.root,
+          `create the store directory ${layout.root} (option \`directory\`)`,
+        );
+        for (const directory of layout.fixedDirectories) {
           await makeDirectory(fileSystem, directory);
         }
         segments.setLocalDisk((await fileSystem.isLocalDisk?.(layout.root)) ?? false);
