@@ -2,11 +2,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CorruptDocumentError, createSessionStore, type StorageAdapter } from '@keepsake/core';
 import { fsAdapter } from '@keepsake/fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT_CODES } from '../src/exit-codes.js';
 import { keepsake, tempDirectory } from './helpers/run-keepsake.js';
 import { fillSampleStore, type SampleStore } from './helpers/sample-store.js';
-import { readStoreContents } from './helpers/store-contents.js';
+import { exited, spawnKeepsake } from './helpers/spawn-keepsake.js';
+import { contentsOf, readStoreContents } from './helpers/store-contents.js';
 
 let root: Awaited<ReturnType<typeof tempDirectory>>;
 let store: string;
@@ -462,6 +463,29 @@ describe('exit codes (fs and URLs)', () => {
     const result = await keepsake(['migrate', '--from', store, '--to', '/sys/keepsake-cli-test']);
     expect(result.exitCode).toBe(EXIT_CODES.permission);
   });
+
+  // Issue 35: Node's recursive mkdir retried /proc's ENOENT forever, and migrate spun at
+  // 100% CPU without an answer. In a child process, killed if it is still running when the
+  // test ends: a hang fails the test by its timeout.
+  it.skipIf(process.platform !== 'linux')(
+    'A2: 7 at once for a migration into a directory that cannot be created (/proc refuses it), naming it; the source is not changed',
+    async () => {
+      const before = await contentsOf(fsAdapter({ directory: store }));
+      const child = spawnKeepsake(['migrate', '--from', store, '--to', '/proc/newstore']);
+      onTestFinished(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const ended = await exited(child);
+      expect(ended.code, stderr).toBe(EXIT_CODES.backendError);
+      expect(stderr).toContain('/proc/newstore');
+      expect(stderr).toContain('`directory`');
+      expect(await contentsOf(fsAdapter({ directory: store }))).toEqual(before);
+    },
+  );
 
   it('2 for an unknown command, an unknown option or a missing one; 0 for --help', async () => {
     expect((await keepsake(['frobnicate'])).exitCode).toBe(EXIT_CODES.usage);
