@@ -17,6 +17,8 @@ export const badId: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer(),
   fc.constant(null),
   fc.boolean(),
+  // Falsy values that are not strings are wrong ids, not missing ones (issue 35).
+  fc.constantFrom(0, -0, Number.NaN, false, 0n),
   fc.dictionary(fc.string({ maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2 }),
 );
 
@@ -66,6 +68,7 @@ export const POISON_KINDS = [
   'nan',
   'infinity',
   'undefined-in-array',
+  'symbol-key',
 ] as const;
 
 export type PoisonKind = (typeof POISON_KINDS)[number];
@@ -129,6 +132,9 @@ export function poisonValue(description: Poison): unknown {
       return Number.NEGATIVE_INFINITY;
     case 'undefined-in-array':
       return [1, undefined, 3];
+    case 'symbol-key':
+      // JSON drops a symbol-keyed property without a word (issue 35).
+      return { kept: 'plain', [Symbol('note')]: 'dropped' };
   }
 }
 

@@ -57,6 +57,7 @@ import {
 import { expectTypedError, textMessage, userInput } from '../harness/fixtures.js';
 import { expectCloseFinishes } from '../harness/stored-state.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineBadInputEntryPoints } from './bad-input-entry-points.js';
 
 export function defineBadInputProperties(suite: SpecRegistrar): void {
   registerProperty(
@@ -76,7 +77,7 @@ export function defineBadInputProperties(suite: SpecRegistrar): void {
   registerProperty(
     suite,
     'A4:property',
-    'property: a value JSON would not store as it is (bigint, cycle, deep nesting, throwing getter, function, Date, class instance, toJSON, NaN…) is refused with InvalidInputError naming its path, at save and create, before anything is written; the store goes on; close() finishes and reports',
+    'property: a value JSON would not store as it is (bigint, cycle, deep nesting, throwing getter, function, Date, class instance, toJSON, NaN, a symbol-keyed property…) is refused with InvalidInputError naming its path, at save and create, before anything is written; the store goes on; close() finishes and reports',
     fc.record({
       description: poison,
       place: fc.constantFrom(...POISON_PLACES),
@@ -165,6 +166,21 @@ export function defineBadInputProperties(suite: SpecRegistrar): void {
       {
         description: { kind: 'bigint', depth: 600 },
         place: 'create metadata',
+        keys: [],
+        viaCopy: false,
+        leaveInLiveSession: false,
+      },
+      // Issue 35: a symbol-keyed property was taken and silently dropped.
+      {
+        description: { kind: 'symbol-key', depth: 600 },
+        place: 'metadata',
+        keys: ['a'],
+        viaCopy: true,
+        leaveInLiveSession: false,
+      },
+      {
+        description: { kind: 'symbol-key', depth: 600 },
+        place: 'create message',
         keys: [],
         viaCopy: false,
         leaveInLiveSession: false,
@@ -385,6 +401,9 @@ export function defineBadInputProperties(suite: SpecRegistrar): void {
       }),
     ),
   );
+
+  // Issue 35: odd session objects, the memory lifecycle's arguments, the codec helpers.
+  defineBadInputEntryPoints(suite);
 }
 
 /** Every kind of bad event is generated (a guard against the arbitrary losing one). */
