@@ -23,22 +23,24 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import {
   anyStoredText,
-  type BadLifecycleCall,
   badDecodeInput,
   badEncodeInput,
+  decodeArgumentsOf,
+  encodeInputOf,
+  makeOdd,
+  oddSession,
+} from '../harness/bad-input-entry-points.js';
+import {
+  type BadLifecycleCall,
   badLifecycleCall,
   badLifecycleId,
-  decodeArgumentsOf,
   EMPTY_IDS,
-  encodeInputOf,
   LIFECYCLE_ID_SLOTS,
   type LifecycleIdSlot,
   lifecycleOptionsOf,
   lifecyclePathOf,
-  makeOdd,
   notAnAgent,
-  oddSession,
-} from '../harness/bad-input-entry-points.js';
+} from '../harness/bad-input-lifecycle.js';
 import {
   closeAndReadBack,
   copyOf,
