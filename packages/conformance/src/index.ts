@@ -103,7 +103,7 @@ export const capabilities = area('capabilities');
  */
 export const modelBased = area('modelBased');
 
-/** A1, A3, A4, B3–B5, B7, E1, E2, E5, E6 by property: generated bad input is refused, typed, and changes nothing. */
+/** A1–A4, B3–B5, B7, E1, E2, E5, E6, G6–G8 by property: generated bad input (to the store, its memory lifecycle and the codec helpers) is refused, typed, and changes nothing. */
 export const badInput = area('badInput');
 
 function validateOptions(options: ConformanceOptions): void {
