@@ -26,18 +26,19 @@ const CONFLICT_ATTEMPTS = 4;
  * message). A message already in the chat is answered again only for
  * `regenerate-message`, after dropping what followed it (B5).
  *
- * A regenerate claims the chat first (its run begins, E7) and drops the old question and
- * what followed it only then, inside its own turn: a run that cannot begin (another
- * instance's answer claimed the chat meanwhile, a backend error) has dropped nothing. Core
- * has no single write that begins a run and shortens the transcript, so the pending question
- * gets a fresh Keepsake id (beginRun refuses the id of a message still in the transcript;
- * its UI id, which is what the chat shows, is the same).
+ * A regenerate drops the old question and what followed it in the very write that begins
+ * its run (`beginRun({ replaceFrom })`, B5): a run that cannot begin has dropped nothing, and
+ * a crash right after cannot leave the question twice. It drops only what the client saw
+ * (B4): with `lastMessageId`, the chat's last message must still be that one; without it,
+ * no later question may follow the regenerated one (another tab or instance asked it, and
+ * this client never showed it). Otherwise `RevisionConflictError`, and nothing changes.
  */
 export async function startRun(
   store: SessionStore,
   sessionId: string,
   message: UIMessage,
   trigger: 'submit-message' | 'regenerate-message' | undefined,
+  lastMessageId?: string,
 ): Promise<RunStart> {
   const userMessage = storedMessageOf(message, 'message');
   if (message.role !== 'user') {
@@ -60,11 +61,14 @@ export async function startRun(
       return { kind: 'resumed', handle: null, runId: pending.streamId };
     }
     const regenerate = pending === null && isInChat(session, message, trigger);
+    const replaceFrom = regenerate ? regeneratedFrom(session, message.id, lastMessageId) : null;
     let handle: RunHandle;
     try {
-      // SessionBusyError (E7) when another answer streams: the caller answers 409.
+      // SessionBusyError (E7) when another answer streams: the caller answers 409. A chat
+      // written by another instance since it was read is a conflict: read it again (B4).
       handle = await store.beginRun(sessionId, {
         userMessage: regenerate ? withoutId(userMessage) : userMessage,
+        ...(replaceFrom === null ? {} : { replaceFrom }),
       });
     } catch (error) {
       // Another instance wrote the chat since it was read: read it again.
@@ -72,7 +76,6 @@ export async function startRun(
       continue;
     }
     try {
-      if (regenerate) await dropForRegenerate(store, handle.sessionId, message.id);
       const messages = await chatMessagesOf(store, await store.load(sessionId));
       return { kind: 'started', handle, runId: handle.runId, messages };
     } catch (error) {
@@ -128,32 +131,20 @@ function withoutId(message: MessageInput): MessageInput {
 }
 
 /**
- * B5: drops the old copy of the regenerated question and what followed it, inside the run
- * that answers it again (the chat is claimed: no other answer can start meanwhile). When the
- * drop cannot be written, the caller fails the run, which keeps everything: the old question
- * and its answer, then the question again under an error marker.
+ * B4, B5: the stored id a regenerate answers again from, once the chat is as the client saw
+ * it: its last message is `lastMessageId` when given, else no question follows the
+ * regenerated one. Refused with RevisionConflictError otherwise (nothing is written).
  */
-async function dropForRegenerate(
-  store: SessionStore,
-  sessionId: string,
-  uiId: string,
-): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    // Refreshed after a conflict: another instance saved the chat (saveChat) meanwhile.
-    const session = await store.load(sessionId, { refresh: attempt > 1 });
-    const index = indexOfMessage(session, uiId);
-    if (index < 0) return;
-    try {
-      // A copy: the live session changes only if the save succeeds.
-      await store.save(
-        { ...session, messages: session.messages.slice(0, index) },
-        { fsync: true, allowShrink: true },
-      );
-      return;
-    } catch (error) {
-      if (!RevisionConflictError.isInstance(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
-    }
-  }
+function regeneratedFrom(session: Session, uiId: string, lastMessageId?: string): string {
+  const index = indexOfMessage(session, uiId);
+  const later = session.messages.slice(index + 1);
+  const last = session.messages.at(-1);
+  const moved =
+    lastMessageId === undefined
+      ? later.some((stored) => stored.role === 'user')
+      : (last === undefined ? undefined : storedFieldsOf(last)?.id) !== lastMessageId;
+  if (moved) throw new RevisionConflictError(session.id, null, session.revision);
+  return session.messages[index]!.id;
 }
 
 /** The error marker's text when a run began but its answer could not be started. */

@@ -47,6 +47,14 @@ export interface ResumableStreamOptions<UI_MESSAGE extends UIMessage> {
    */
   trigger?: 'submit-message' | 'regenerate-message';
   /**
+   * For `regenerate-message` (B4): the id of the last message the client's chat had before
+   * it regenerated. When the stored chat has moved on since (another tab or instance added
+   * messages), the regenerate is refused with `RevisionConflictError` and nothing changes;
+   * reload the chat and ask again. Without it, a regenerate is refused when a later
+   * question follows the regenerated message in the stored chat (it would be dropped).
+   */
+  lastMessageId?: string;
+  /**
    * Called once the answer is stored (E5), exactly once per answer, also when no page was
    * connected any more. The save is already done: use it for what follows a finished answer.
    */
@@ -210,7 +218,13 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
   return {
     async resumableStream(chatId, makeStream, streamOptions) {
       const sessionId = sessionIdOfChat(chatId);
-      const start = await startRun(store, sessionId, streamOptions.message, streamOptions.trigger);
+      const start = await startRun(
+        store,
+        sessionId,
+        streamOptions.message,
+        streamOptions.trigger,
+        streamOptions.lastMessageId,
+      );
       if (start.kind === 'started') begin(chatId, start, makeStream, streamOptions.onFinish);
       return replay(sessionId, start.runId) as ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
     },

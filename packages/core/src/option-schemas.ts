@@ -73,6 +73,8 @@ export const beginRunInputSchema = z.strictObject({
   userMessage: z.unknown(),
   attachments: z.array(attachmentSchema).optional(),
   runId: z.unknown().optional(),
+  /** B5: checked where ids are (A1). */
+  replaceFrom: z.unknown().optional(),
 });
 
 /** E5: run.complete(); each message is checked where it is normalized. */

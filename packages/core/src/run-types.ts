@@ -6,6 +6,14 @@ export interface BeginRunInput {
   attachments?: Attachment[];
   /** A1-valid run (and stream) id; random when omitted. */
   runId?: string;
+  /**
+   * B5, E1: the id of a message of the transcript to answer again from (a regenerate): that
+   * message and every message after it are dropped in the same write that records the
+   * pending turn (a deliberate shrink; the revision before it is retained), so a crash can
+   * never leave the question twice. An id the transcript does not have is refused with
+   * `InvalidInputError`, and nothing is written.
+   */
+  replaceFrom?: string;
 }
 
 export type RunTerminalState =

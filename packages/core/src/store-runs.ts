@@ -120,6 +120,8 @@ export class StoreRuns implements RunHost {
       throw new InvalidInputError('beginRun() needs { userMessage }');
     }
     const runId = input.runId === undefined ? randomId() : assertValidId(input.runId, 'run');
+    const replaceFrom =
+      input.replaceFrom === undefined ? undefined : assertValidId(input.replaceFrom, 'message');
     const now = this.options.clock.now();
     const userMessage = normalizeMessage(input.userMessage, now, 'beginRun() userMessage');
     if (input.attachments !== undefined && !Array.isArray(input.attachments)) {
@@ -147,14 +149,18 @@ export class StoreRuns implements RunHost {
         const outcome = await repairPendingTurn(session, this.recoveryContext());
         if (outcome === 'alive') throw new SessionBusyError(sessionId, session.pending.streamId);
       }
+      // B5: a regenerate drops the old question and what followed it in this same write.
+      const kept = keptBefore(session, sessionId, replaceFrom);
       // E1: the question is added at the end of the turn only if its id is new, so an id
       // already in the transcript would silently drop it then; refuse it now instead.
-      if (session.messages.some((message) => message.id === userMessage.id)) {
+      if (kept.some((message) => message.id === userMessage.id)) {
         throw new InvalidInputError(
           `beginRun(): userMessage.id "${userMessage.id}" is already the id of a message in session "${sessionId}"; omit it to get a fresh one`,
         );
       }
       const previousPending = session.pending;
+      const previousMessages = session.messages;
+      session.messages = kept;
       session.pending = {
         streamId: runId,
         userMessage,
@@ -182,9 +188,13 @@ export class StoreRuns implements RunHost {
       );
       try {
         // E1: the user's turn is durable before the agent starts.
-        await this.store.persistence.write(entry, { fsync: true });
+        await this.store.persistence.write(entry, {
+          fsync: true,
+          allowShrink: kept !== previousMessages,
+        });
       } catch (error) {
         session.pending = previousPending;
+        session.messages = previousMessages;
         // No run began: its location must not send a lookup to this session.
         if (await locating) {
           await removeRunLocations(this.options.adapter, sessionId, [runId]).catch(() => undefined);
@@ -416,4 +426,16 @@ function repairedSince(session: Session, askedAt: number, runId?: string): strin
   if (message?.marker === undefined || message.createdAt < askedAt) return null;
   if (isSuperseded(session, index)) return null;
   return message.marker.runId;
+}
+
+/** The transcript a run begins on: whole, or up to the message it answers again (B5). */
+function keptBefore(session: Session, sessionId: string, replaceFrom?: string) {
+  if (replaceFrom === undefined) return session.messages;
+  const index = session.messages.findIndex((message) => message.id === replaceFrom);
+  if (index < 0) {
+    throw new InvalidInputError(
+      `beginRun(): replaceFrom "${replaceFrom}" is not the id of a message in session "${sessionId}"`,
+    );
+  }
+  return session.messages.slice(0, index);
 }

@@ -35,6 +35,7 @@ import { defineCancelRaceTests } from './e-cancel-races.js';
 import { defineDamagedJournalTests } from './e-damaged-journals.js';
 import { defineJournalPowerLossTests } from './e-journal-power-loss.js';
 import { defineProcessKillTests } from './e-process-kills.js';
+import { defineReplaceFromTests } from './e-replace-from.js';
 import { defineRunLookupTests } from './e-run-lookup.js';
 import { defineStaleCancelTests } from './e-stale-cancels.js';
 import { defineTurnAttachmentTests } from './e-turn-attachments.js';
@@ -81,6 +82,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineProcessKillTests(suite);
   defineAnsweredRunTests(suite);
   defineStaleCancelTests(suite);
+  defineReplaceFromTests(suite);
   defineDamagedJournalTests(suite);
   defineJournalPowerLossTests(suite);
 }
