@@ -234,8 +234,14 @@ function decodePending(value: unknown, problems: DecodeProblem[], now: number) {
         streamId: value.streamId as string,
         userMessage,
         attachments: attachments.success ? attachments.data : [],
-        // A5: reset to the time of reading, a valid start that lets the grace period run.
-        startedAt: isTimestamp(value.startedAt) ? value.startedAt : now,
+        // A5, F1: a start that cannot be read is taken as long ago (the earliest valid
+        // time), never as the time of reading: reset to "now" on every load, the turn would
+        // never be past the grace period and block the session forever. Other signs of
+        // life (a heartbeat, journal records) still count.
+        startedAt: isTimestamp(value.startedAt) && value.startedAt > 0 ? value.startedAt : 1,
+        ...(isTimestamp(value.heartbeatAt) && value.heartbeatAt > 0
+          ? { heartbeatAt: value.heartbeatAt }
+          : {}),
       };
     }
   }

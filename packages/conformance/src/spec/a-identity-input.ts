@@ -646,6 +646,36 @@ function defineFieldTests(suite: SpecRegistrar): void {
   );
 
   suite.test(
+    'F1',
+    'a pending turn stored without a valid start time counts as past grace: its question reaches the transcript and the session takes the next run (A5)',
+    async (env) => {
+      for (const startedAt of [undefined, 'soon', -5]) {
+        const opened = await env.openStore();
+        const id = env.id();
+        await opened.store.create({ id }, { fsync: true });
+        await opened.store.beginRun(id, { userMessage: userInput('do not lose me') });
+        await env.crash(opened);
+        await tamperDocument(env, id, (document) => {
+          const pending = document.pending as Record<string, unknown>;
+          if (startedAt === undefined) delete pending.startedAt;
+          else pending.startedAt = startedAt;
+          delete pending.heartbeatAt;
+        });
+        const { store } = await env.openStore();
+        // Loads at any time later, even long past the grace period, must not find it alive.
+        await store.load(id);
+        await env.clock.advance(3_000_000);
+        const loaded = await store.load(id);
+        const label = JSON.stringify(startedAt ?? 'missing');
+        expect(loaded.pending, `${label}: the turn was repaired`).toBeNull();
+        expect(contentsOf(loaded), label).toContain('do not lose me');
+        const run = await store.beginRun(id, { userMessage: userInput('next question') });
+        await run.complete({ assistantMessages: [{ role: 'assistant', content: 'answer' }] });
+      }
+    },
+  );
+
+  suite.test(
     'A5',
     'only a document whose transcript cannot be read is quarantined',
     async (env) => {
