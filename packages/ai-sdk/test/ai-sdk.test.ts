@@ -1,3 +1,4 @@
+import type { SessionStore } from '@keepsake/core';
 import {
   convertToModelMessages,
   createUIMessageStreamResponse,
@@ -17,6 +18,7 @@ import {
   loadChat,
   MARKER_PART_TYPE,
   saveChat,
+  sessionIdOfChat,
 } from '../src/index.js';
 import { messageFromChunks } from '../src/message-from-chunks.js';
 import { answerWords, dataSchemas, userMessage } from './helpers/chunk-streams.js';
@@ -41,6 +43,33 @@ async function readAsTheClientDoes(response: Response): Promise<UIMessageChunk[]
     chunks.push(result.value);
   }
   return chunks;
+}
+
+/** Resolves once the run has journaled `count` tokens; woken by the store's appends. */
+async function tokensJournaled(
+  store: SessionStore,
+  chatId: string,
+  runId: string,
+  count: number,
+): Promise<void> {
+  const sessionId = sessionIdOfChat(chatId);
+  let wake = () => {};
+  // Taken before each read, so an append in between is not missed.
+  const unsubscribe = store.on((event) => {
+    if (event.type === 'append' && event.sessionId === sessionId) wake();
+  });
+  try {
+    for (;;) {
+      const appended = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      const journal = await store.readJournal(sessionId, runId);
+      if (journal.records.filter((record) => record.type === 'token').length >= count) return;
+      await appended;
+    }
+  } finally {
+    unsubscribe();
+  }
 }
 
 describe('with streamText and the SSE response the AI SDK client reads', () => {
@@ -101,7 +130,8 @@ describe('with streamText and the SSE response the AI SDK client reads', () => {
       async ({ messages, abortSignal }) =>
         toUIMessageStream({
           stream: streamText({
-            model: scriptedModel(answerWords(400), 5),
+            // The model is still writing when the stop comes, however slow the machine.
+            model: scriptedModel(answerWords(400), { holdAfterWords: 20 }),
             messages: await convertToModelMessages(messages),
             tools,
             stopWhen: isStepCount(2),
@@ -113,14 +143,8 @@ describe('with streamText and the SSE response the AI SDK client reads', () => {
     const response = createUIMessageStreamResponse({ stream });
     const reading = readAsTheClientDoes(response);
     // Stop once some text streamed (another request, as a stop button sends it).
-    for (;;) {
-      const chat = await store.readJournal(
-        'stopped-chat',
-        (await context.hasExistingStream('stopped-chat'))!,
-      );
-      if (chat.records.filter((record) => record.type === 'token').length >= 5) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const runId = await context.hasExistingStream('stopped-chat');
+    await tokensJournaled(store, 'stopped-chat', runId!, 5);
     expect((await context.stopStream('stopped-chat')).cancelled).toBe(true);
     const chunks = await reading;
     expect(chunks.at(-2)).toMatchObject({ type: MARKER_PART_TYPE, data: { type: 'cancelled' } });

@@ -28,7 +28,15 @@ export interface Backend {
 
 let counter = 0;
 
-export async function createBackend(name: 'memory' | 'fs'): Promise<Backend> {
+/**
+ * `defaults` apply to every store the backend opens (a test's `open()` settings go on top):
+ * give them one `ManualClock` so that every instance agrees on the time, and a recovery
+ * grace passes when the test says so, not when the machine is slow.
+ */
+export async function createBackend(
+  name: 'memory' | 'fs',
+  defaults: StoreSettings = {},
+): Promise<Backend> {
   const stores: SessionStore[] = [];
   const namespace = `ai-sdk-${process.pid}-${++counter}`;
   const directory = name === 'fs' ? await mkdtemp(join(tmpdir(), 'keepsake-ai-sdk-')) : null;
@@ -37,7 +45,7 @@ export async function createBackend(name: 'memory' | 'fs'): Promise<Backend> {
     directory,
     open(settings = {}) {
       const adapter = directory === null ? memoryAdapter({ namespace }) : fsAdapter({ directory });
-      const store = createSessionStore({ adapter, ...settings });
+      const store = createSessionStore({ adapter, ...defaults, ...settings });
       stores.push(store);
       return store;
     },
