@@ -26,7 +26,20 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The reply to a request sent with a token the page no longer holds: the user signed out (or
+ * signed in with another token) while it was on its way. It is the previous user's, so none
+ * of it may reach the screen; the caller drops it (`showError` ignores it).
+ */
+export class StaleReplyError extends Error {
+  constructor(path) {
+    super(`The reply to ${path} came after a sign-out and was dropped.`);
+    this.name = 'StaleReplyError';
+  }
+}
+
 export async function api(path, { method = 'GET', body } = {}) {
+  const token = storedToken();
   const headers = { accept: 'application/json', ...authHeaders() };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`/api${path}`, {
@@ -34,8 +47,11 @@ export async function api(path, { method = 'GET', body } = {}) {
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  const data = response.status === 204 ? null : await response.json().catch(() => null);
+  // Checked last, after every wait: the caller goes on at once (no event can come between),
+  // so what it shows is the signed-in user's.
+  if (storedToken() !== token) throw new StaleReplyError(path);
   if (response.status === 204) return null;
-  const data = await response.json().catch(() => null);
   if (!response.ok) {
     throw new ApiError(
       response.status,

@@ -1,7 +1,7 @@
 // The Keepsake demo: sessions, streaming runs, cancel, undo/retry, memory. A run lives on
 // the server, not in the page: reloading mid-stream re-reads the session, finds its pending
 // turn and follows the run's journal again from the start.
-import { ApiError, api, storedToken, storeToken } from './api.js';
+import { ApiError, api, StaleReplyError, storedToken, storeToken } from './api.js';
 import { LiveTurn, memoryItem, renderSession, sessionListItem, textOf } from './render.js';
 import { followRun } from './run-stream.js';
 
@@ -52,6 +52,8 @@ function setStatus(text) {
 }
 
 function showError(error) {
+  // A reply for the user who signed out meanwhile: nothing to show, nothing went wrong.
+  if (error instanceof StaleReplyError) return;
   if (error instanceof ApiError && error.status === 401) {
     openSignIn('Your token was not accepted.');
     return;
@@ -88,7 +90,7 @@ function renderSessionList() {
       sessionListItem(summary, {
         current: summary.id === state.session?.id,
         live: summary.pending,
-        onSelect: (id) => void selectSession(id),
+        onSelect: (id) => void selectSession(id).catch(showError),
       }),
     ),
   );
@@ -178,7 +180,7 @@ function startFollowing(runId, userText, { watchOnly = false } = {}) {
       if (watchOnly) return;
       setStatus(status === 'live' ? 'Streaming…' : 'Connection lost — resuming from the journal…');
     },
-    onEnd: (end) => void finishRun(sessionId, runId, end),
+    onEnd: (end) => void finishRun(sessionId, runId, end).catch(showError),
   });
   state.run = { runId, follower, live, watchOnly };
   updateControls();
@@ -318,12 +320,17 @@ function scheduleMemoryRefresh() {
 
 // ── Sign-in and start ──────────────────────────────────────────────────────────────
 
+/**
+ * Forgets the token and everything of its user on screen, before the sign-in dialog shows.
+ * Replies to the requests still on their way are that user's too: `api` drops them
+ * (StaleReplyError), so none of them fills the list or the chat again.
+ */
 function signOut() {
   storeToken(null);
-  clearChat();
+  // Emptied first, so that clearChat renders an empty list, not the user's once more.
   state.sessions = [];
   state.nextCursor = null;
-  renderSessionList();
+  clearChat();
   ui.memoryList.replaceChildren();
   ui.memoryEmpty.hidden = false;
   history.replaceState(null, '', '#');

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, launchBrowser, testOutputDirectory } from './helpers/browser.js';
 import { createSession, getSession, sendMessage } from './helpers/chat-flows.js';
@@ -313,6 +313,40 @@ describe('the demo in token mode', () => {
     await tokenPage.locator('#composer-input').fill('Alice was here');
     await tokenPage.locator('#send-button').click();
     await tokenPage.locator('.session-item', { hasText: 'Alice was here' }).waitFor();
+    // The answer is stored and the page idle (no run followed, no action under way).
+    await tokenPage.waitForFunction(`!document.getElementById('send-button').disabled`);
+
+    // A reply of Alice's still on its way at the sign-out, however slow the machine: the
+    // list that "+ New chat" loads is held until Alice has signed out.
+    const held: Route[] = [];
+    let heldOne!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      heldOne = resolve;
+    });
+    await tokenPage.route('**/api/sessions', async (route) => {
+      if (route.request().method() !== 'GET') return route.continue();
+      held.push(route);
+      heldOne();
+    });
+    await tokenPage.getByRole('button', { name: '+ New chat' }).click();
+    await holding;
+    // From the sign-out on, the page records whatever of Alice's it shows again.
+    await tokenPage.evaluate(`(() => {
+      window.shownAfterSignOut = [];
+      const observer = new MutationObserver((records) => {
+        for (const record of records) {
+          for (const node of record.addedNodes) {
+            const text = node.textContent ?? '';
+            if (text.includes('Alice was here')) window.shownAfterSignOut.push(text);
+          }
+        }
+      });
+      document.addEventListener('click', (event) => {
+        if (event.target.closest('#sign-out')) {
+          observer.observe(document.body, { childList: true, subtree: true });
+        }
+      }, { capture: true });
+    })()`);
 
     await tokenPage.getByRole('button', { name: 'Sign out' }).click();
     await tokenPage.locator('#sign-in').waitFor();
@@ -320,9 +354,23 @@ describe('the demo in token mode', () => {
     expect(await tokenPage.locator('.session-item').count()).toBe(0);
     expect(await tokenPage.locator('.transcript > li').count()).toBe(0);
 
+    // Alice's reply arrives now, after the sign-out: the page must drop it.
+    const replies = held.map(async (route) => {
+      const reply = tokenPage.waitForResponse((response) => response.request() === route.request());
+      await route.continue();
+      await (await reply).finished();
+    });
+    await Promise.all(replies);
+    await tokenPage.unroute('**/api/sessions');
+
+    // Bob's own chat, and only his, once his list has loaded.
     await signIn(bobToken);
-    await expect.poll(() => tokenPage.locator('#sessions-empty').isVisible()).toBe(true);
-    expect(await tokenPage.locator('.session-item').count()).toBe(0);
+    await tokenPage.locator('#composer-input').fill('Bob was here');
+    await tokenPage.locator('#send-button').click();
+    await tokenPage.locator('.session-item', { hasText: 'Bob was here' }).waitFor();
+    expect(await tokenPage.locator('.session-item').count()).toBe(1);
+    expect(await tokenPage.evaluate('window.shownAfterSignOut')).toEqual([]);
+    expect(await tokenPage.locator('#sign-in-error').textContent()).not.toContain('not accepted');
     expect(pageErrors, pageErrors.join('\n')).toEqual([]);
   });
 });
