@@ -84,8 +84,9 @@ describe('document codec', () => {
     if (!decoded.ok) return;
     expect(decoded.session.updatedAt).toBe(0);
     expect(decoded.session.pending?.userMessage.content).toBe('q');
-    // Reset to the time of reading (a valid start the grace period runs from), not to 0.
-    expect(decoded.session.pending?.startedAt).toBe(99);
+    // F1: an unreadable start is taken as long ago, never as the time of reading (which
+    // would keep the turn inside the grace period on every load).
+    expect(decoded.session.pending?.startedAt).toBe(1);
     expect(decoded.session.messages[0]?.createdAt).toBe(99);
     expect(decoded.session.messages[0]?.marker).toBeUndefined();
     expect(decoded.problems.map((problem) => problem.field)).toEqual(
