@@ -3,7 +3,8 @@ import type { Message, Session } from './schemas.js';
 import type { CreateSessionInput } from './session-types.js';
 
 /**
- * B4: whether `stored` is the document this very create would write: a retry of a create
+ * B4: whether `stored` is the document this very create would write. Asked only for an id
+ * whose earlier create from the same store failed after it was sent: a retry of a create
  * whose first outcome was unknown (`WriteOutcomeUnknownError`: it may have landed) meets
  * its own document and returns it, while a different document under the id is still
  * refused (`AlreadyExistsError`). Compared: every field the caller gave and every field a

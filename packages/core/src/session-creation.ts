@@ -21,6 +21,8 @@ export interface SessionCreationHost {
   readonly persistence: SessionPersistence;
   readonly liveSessions: LiveSessions;
   readonly runs: StoreRuns;
+  /** B4: ids whose create failed after it was sent; only these may meet their own document. */
+  readonly unconfirmedCreates: Set<string>;
   ready(operation: string): Promise<void>;
 }
 
@@ -67,14 +69,22 @@ export async function createSession(
     try {
       await host.persistence.write(entry, options);
     } catch (error) {
-      if (!RevisionConflictError.isInstance(error)) throw error;
-      // B4: a retry of a create whose outcome was unknown finds its own document there.
-      const stored = await host.liveSessions.entryFor(id).catch(() => null);
+      if (!RevisionConflictError.isInstance(error)) {
+        // It may have landed (WriteOutcomeUnknownError, a lost answer): a retry from this
+        // store may meet its own document.
+        host.unconfirmedCreates.add(id);
+        throw error;
+      }
+      // B4: a retry of a create whose outcome was unknown finds its own document there; any
+      // other create of an existing id (another store's, a second one) is refused.
+      const retried = host.unconfirmedCreates.delete(id);
+      const stored = retried ? await host.liveSessions.entryFor(id).catch(() => null) : null;
       if (stored !== null && isSameCreation(stored.session, session, input)) {
         return stored.session;
       }
       throw new AlreadyExistsError(id);
     }
+    host.unconfirmedCreates.delete(id);
     host.cache.set(id, entry);
     return session;
   });

@@ -72,6 +72,8 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   readonly cache: SessionCache;
   readonly liveSessions: LiveSessions;
   readonly runs: StoreRuns;
+  /** B4: ids whose create() failed after it was sent: it may have landed (see create-retry). */
+  readonly unconfirmedCreates = new Set<string>();
   private readonly sessions: StoreSessions;
   /** Not private because the parts read it; only close() writes it. */
   state: StoreState = 'open';
