@@ -203,26 +203,61 @@ async function finishRun(sessionId, runId, end) {
   const labels = {
     completed: '',
     'interrupted-by-user': 'Cancelled.',
-    'interrupted-by-crash':
-      end.reason === 'no-journal'
-        ? 'The run was interrupted before it sent anything.'
-        : 'The run was interrupted; its output was recovered.',
+    'interrupted-by-crash': crashLabel(end.reason === 'no-journal' ? 'neutral' : null),
     errored: 'The run failed.',
   };
   setStatus(labels[end.terminalState] ?? (end.error ? end.error.message : ''));
   // The transcript is written as the run ends; re-read it until the run's pending turn is gone.
+  let shown = null;
   for (let attempt = 0; attempt < 20; attempt++) {
     if (state.session?.id !== sessionId) return;
     const { session } = await api(`/sessions/${encodeURIComponent(sessionId)}`);
     if (session.pending?.streamId !== runId || attempt === 19) {
       state.session = session;
       renderSession(ui.transcript, session);
+      shown = session;
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
   updateControls();
   await loadSessions();
+  if (shown !== null && end.terminalState === 'interrupted-by-crash') {
+    await watchMarker(sessionId, runId, shown);
+  }
+}
+
+/** What the page says of a run another instance found dead, by its marker's wording (F1, F2). */
+function crashLabel(wording) {
+  return wording === 'recovered'
+    ? 'The run was interrupted; its output was recovered.'
+    : 'The run was interrupted before it sent anything.';
+}
+
+function markerOf(session, runId) {
+  return session.messages.findLast((message) => message.marker?.runId === runId)?.marker ?? null;
+}
+
+/**
+ * F2: a run that died before its first record ends with a marker that says its output may
+ * still arrive (`pending-retry`); a load one recovery grace later makes it final. The page
+ * keeps looking (each look is a load, which is what moves recovery on) while the session is
+ * on screen and nothing else happened in it, so the final marker shows without a reload.
+ */
+async function watchMarker(sessionId, runId, session) {
+  let current = session;
+  for (let look = 0; look < 600; look++) {
+    const marker = markerOf(current, runId);
+    if (marker !== null) setStatus(crashLabel(marker.wording));
+    if (marker?.wording !== 'pending-retry') return;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    if (state.session?.id !== sessionId || state.run !== null) return;
+    const { session: next } = await api(`/sessions/${encodeURIComponent(sessionId)}`);
+    if (state.session?.id !== sessionId || state.run !== null) return;
+    current = next;
+    state.session = next;
+    renderSession(ui.transcript, next);
+  }
 }
 
 async function send(content) {

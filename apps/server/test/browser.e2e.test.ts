@@ -390,13 +390,13 @@ describe('web demo after a crash before the first token', () => {
     await rm(dataDirectory, { recursive: true, force: true });
   });
 
-  it('E1, E6, F2: the open page resumes after the restart, a cancel then says the run ended, the final marker shows and the next message is taken', async () => {
+  it('E1, F1, F2, D4: the open page resumes after the restart, ends the run at its repair, shows the final marker and takes the next message', async () => {
     const environment = {
       KEEPSAKE_DATA_DIR: dataDirectory,
-      // The kill lands while the agent waits for its first token: the run leaves no journal.
+      // The kill lands while the agent waits for its first token: the run journaled nothing.
       KEEPSAKE_SCRIPTED_TOKEN_DELAY_MS: '10000',
-      // Long enough to press Cancel between the repair (a pending-retry marker) and the
-      // load that makes the marker final, one grace later (F2).
+      // The marker the repair writes says output may still arrive until a load one grace
+      // later makes it final (F2): the page keeps looking until then.
       KEEPSAKE_RECOVERY_GRACE_MS: '2000',
       KEEPSAKE_STREAM_POLL_MS: '50',
     };
@@ -412,28 +412,26 @@ describe('web demo after a crash before the first token', () => {
     const second = await startChildServer({ ...environment, PORT: new URL(first.url).port });
     children.push(second);
 
-    // Once the turn is repaired, the run is over: a cancel says so instead of hanging.
-    await crashPage.locator('#stream-status', { hasText: 'Streaming' }).waitFor();
-    await expect
-      .poll(
-        async () =>
-          (await getSession(second.url, null, sessionIdOf(crashPage.url()))).messages.at(-1)?.marker
-            ?.wording,
-        { timeout: 15_000, interval: 50 },
-      )
-      .toBe('pending-retry');
-    await crashPage.locator('#cancel-button').click();
-    await crashPage.locator('#stream-status', { hasText: 'already ended' }).waitFor();
+    // F1, D4: the repair seals the run's journal with its crash record (creating it: the
+    // run wrote nothing), so the page's stream ends there; the run is over, Cancel goes.
+    await crashPage
+      .locator('#stream-status', { hasText: 'interrupted before it sent anything' })
+      .waitFor({ timeout: 30_000 });
+    await crashPage.locator('#cancel-button').waitFor({ state: 'hidden' });
     expect(await crashPage.locator('#send-button').isEnabled()).toBe(true);
 
-    // The page keeps watching the run until its marker is final.
+    // F2: the page keeps watching the run until its marker is final.
     const marker = crashPage.locator('.marker.interrupted[data-marker-wording="neutral"]');
-    await marker.waitFor({ timeout: 20_000 });
+    await marker.waitFor({ timeout: 30_000 });
     expect(await crashPage.locator('#stream-status').textContent()).toContain(
       'interrupted before it sent anything',
     );
-    expect(await crashPage.locator('#cancel-button').isHidden()).toBe(true);
     expect(await crashPage.locator('.message.user', { hasText: 'Are you there?' }).count()).toBe(1);
+    const stored = await getSession(second.url, null, sessionIdOf(crashPage.url()));
+    expect(stored.messages.at(-1)?.marker).toMatchObject({
+      type: 'interrupted',
+      wording: 'neutral',
+    });
 
     await crashPage.locator('#composer-input').fill('Still there?');
     await crashPage.locator('#send-button').click();
