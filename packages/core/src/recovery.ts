@@ -324,8 +324,13 @@ function eventIdsOfOtherRuns(session: Session, runId: string): Set<string> {
   return ids;
 }
 
+/**
+ * F2: whether the run itself ended its journal (a terminal record or `stream_end` of its
+ * own). A repair's crash record does not count: it is how a repair of a run that never wrote
+ * creates the journal (D4), and a journal holding only that is one whose output may still be
+ * late to show, which costs no attempt.
+ */
 function isSealed(records: readonly JournalRecord[]): boolean {
-  return (
-    terminalStateOf(records) !== null || records.some((record) => record.type === 'stream_end')
-  );
+  const own = records.filter((record) => record.type !== 'interrupted');
+  return terminalStateOf(own) !== null || own.some((record) => record.type === 'stream_end');
 }

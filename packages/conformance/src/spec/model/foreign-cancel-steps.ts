@@ -106,8 +106,10 @@ export async function runForeignCancel(
       expectRefused(world, await attempt(() => run.complete()), RunNotActiveError, `D4: ${after}`);
       break;
     case 'cancel': {
-      // E6: cancelling a run another instance already cancelled changes nothing (checked below).
-      await mustResolve(world, after, () => run.cancel());
+      // D4, E6: cancelling a run another instance already cancelled changes nothing, and
+      // says so: a stale handle once appended a second cancel record and said it cancelled.
+      const outcome = await mustResolve(world, after, () => run.cancel());
+      expect(outcome.cancelled, `D4, E6: ${after} cancels nothing: it already was`).toBe(false);
       break;
     }
     case 'fail': {
@@ -152,4 +154,13 @@ export async function runForeignCancel(
     'interrupted-by-user',
     `E6: ${label}`,
   );
+  // E2, D4: one ending, the other instance's: nothing the run did afterwards added another.
+  const endings = (
+    await mustResolve(world, `${label}: readJournal`, () =>
+      world.store.readJournal(model.id, run.runId),
+    )
+  ).records
+    .filter((record) => ['cancel', 'error', 'done'].includes(record.type))
+    .map((record) => record.type);
+  world.expectEqual(endings, ['cancel'], `D4, E2: ${label}: the journal's endings`);
 }
