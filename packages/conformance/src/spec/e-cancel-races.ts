@@ -3,12 +3,7 @@
  * from another instance lost every race against a run with queued appends and failed with
  * a JournalConflictError whose text made no sense.
  */
-import {
-  JournalSealedError,
-  RunNotActiveError,
-  type Session,
-  SessionBusyError,
-} from '@keepsake/core';
+import { JournalSealedError, RunNotActiveError, SessionBusyError } from '@keepsake/core';
 import { expect } from 'vitest';
 import type { OpenedStore } from '../harness/environment.js';
 import {
@@ -20,18 +15,10 @@ import {
   userInput,
 } from '../harness/fixtures.js';
 import { holdAdapterCall, holdNextSessionWrite } from '../harness/held-adapter-call.js';
+import { markersOf, PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
-const PAST_GRACE_MS = 31_000;
-/** A worker whose checkpoints never fire, so only the test decides when a run looks dead. */
-const WORKER = {
-  journal: { durability: 'each' },
-  checkpoint: { intervalMs: 3_600_000, idleRefreshMs: 3_600_000 },
-} as const;
-
-function markersOf(session: Session) {
-  return session.messages.filter((message) => message.marker !== undefined);
-}
+const WORKER = QUIET_WORKER;
 
 /** Holds the next journal append of `opened` whose record is of `type`. */
 function holdNextAppendOf(opened: OpenedStore, type: string) {

@@ -7,9 +7,8 @@
 import { InvalidIdError, InvalidInputError } from '@keepsake/core';
 import { expect } from 'vitest';
 import { contentsOf, expectTypedError, textMessage, userInput } from '../harness/fixtures.js';
+import { PAST_GRACE_MS } from '../harness/quiet-worker.js';
 import type { SpecRegistrar } from '../harness/suite.js';
-
-const PAST_GRACE_MS = 31_000;
 
 export function defineReplaceFromTests(suite: SpecRegistrar): void {
   suite.test(

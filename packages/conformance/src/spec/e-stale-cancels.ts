@@ -1,25 +1,9 @@
-/**
- * D4, E2, E6: cancels that arrive late or wait (found from outside with three server
- * instances, issue 35). A stale handle whose run another instance already cancelled
- * appended a second cancel record and said it had cancelled; a cancel asked for while the
- * turn was pending, that waited for its lock while a cold instance repaired the turn, was
- * dropped ("no pending turn") under an interrupted marker.
- */
-import type { Session } from '@keepsake/core';
 import { expect } from 'vitest';
 import { deferred, userInput } from '../harness/fixtures.js';
+import { markersOf, PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
-const PAST_GRACE_MS = 31_000;
-/** A worker whose checkpoints never fire, so only the test decides when a run looks dead. */
-const WORKER = {
-  journal: { durability: 'each' },
-  checkpoint: { intervalMs: 3_600_000, idleRefreshMs: 3_600_000 },
-} as const;
-
-function markersOf(session: Session) {
-  return session.messages.filter((message) => message.marker !== undefined);
-}
+const WORKER = QUIET_WORKER;
 
 export function defineStaleCancelTests(suite: SpecRegistrar): void {
   suite.test(
