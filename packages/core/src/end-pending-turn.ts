@@ -186,6 +186,12 @@ export async function endRepairedTurn(
   runId: string,
   kind: 'cancel' | 'error',
   error?: { message: string; code?: string },
+  /**
+   * This cancel (or failure) already wrote its journal record, in an attempt whose session
+   * write then lost to the repair (maybe through a writer of its own, E6's deadline): the
+   * ending in the journal is its own, not another instance's.
+   */
+  ownRecordWritten = false,
 ): Promise<CancelOutcome | null> {
   const session = entry.session;
   const interruptedState = kind === 'cancel' ? 'interrupted-by-user' : 'errored';
@@ -193,7 +199,7 @@ export async function endRepairedTurn(
   const found = session.messages[index];
   // D4: a turn a later turn answered is never rewritten, and its journal gets no record.
   if (found?.marker === undefined || isSuperseded(session, index)) return null;
-  if (writer.terminalState !== interruptedState) {
+  if (!ownRecordWritten && writer.terminalState !== interruptedState) {
     // D4, E2: what the journal holds now, not what this writer last saw: another instance's
     // cancel may have sealed it (a stale handle's cancel then finds it already finished,
     // and writes no second record).

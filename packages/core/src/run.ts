@@ -244,6 +244,8 @@ export class Run implements RunHandle {
       // meanwhile is left to the journal's append below, which also removes what this run
       // wrote (B8).
       await this.host.refreshIfClean(entry);
+      // Set once an attempt wrote the journal record and then lost its session write.
+      let recordWritten = false;
       for (let attempt = 0; ; attempt++) {
         if (entry.session.pending?.streamId !== this.runId) {
           this.end('fenced');
@@ -256,6 +258,7 @@ export class Run implements RunHandle {
             this.runId,
             kind,
             error,
+            recordWritten,
           );
           if (taken !== null) return taken;
           // Ended for good elsewhere (another instance's cancel, a completion) or merely
@@ -294,6 +297,8 @@ export class Run implements RunHandle {
           if (!RevisionConflictError.isInstance(cause) || attempt + 1 >= MAX_CONFLICT_ATTEMPTS) {
             throw cause;
           }
+          // The record went in before the session write that lost (interruptPendingTurn).
+          recordWritten = true;
           // Another instance wrote the session: learn what it wrote and check the fence again.
           if ((await this.host.refreshIfClean(entry)) === 'deleted') {
             this.deletedElsewhere();

@@ -262,7 +262,15 @@ export class StoreRuns implements RunHost {
           }
           if (entry.session.pending?.streamId !== pending.streamId) {
             // A crash repair of another instance ended the turn after our record landed.
-            const taken = await endRepairedTurn(this, entry, writer, pending.streamId, 'cancel');
+            const taken = await endRepairedTurn(
+              this,
+              entry,
+              writer,
+              pending.streamId,
+              'cancel',
+              undefined,
+              true,
+            );
             return taken ?? { cancelled: false, reason: 'already-finished' };
           }
         }
