@@ -33,6 +33,7 @@ export const CLAUSES = [
   ['E6', 'cancelling or failing a run'],
   ['E7', 'one active run per session; reasoning is display metadata'],
   ['E8', 'a run can be found by its id alone'],
+  ['E9', 'following a run to its ending'],
   ['F1', 'recovery of a dead run'],
   ['F2', 'lazy retry while the journal is not visible'],
   ['F3', 'single-flight retry; no repair under a held lock'],

@@ -24,6 +24,7 @@ export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from '
 export { decodeStoredSession, encodeSessionDocument } from './codec-helpers.js';
 export { createMessage } from './create-message.js';
 export { type DecodeResult, summaryOf } from './document-codec.js';
+export type * from './follow-types.js';
 export {
   assertCollection,
   assertDocumentId,

@@ -81,6 +81,17 @@ export function storedRecord(
   return record;
 }
 
+/**
+ * A copy of a record for another reader (a follower, H4): its own object over the same stored
+ * text, so what one reader does to its record or its data never shows in another's.
+ */
+export function detachedRecord(record: JournalRecord): JournalRecord {
+  const stored = (record as { [STORED_DATA]?: StoredData })[STORED_DATA];
+  if (stored === undefined) return structuredClone(record);
+  const { sessionId, runId, sequence, eventId, type, at } = record;
+  return storedRecord(sessionId, runId, sequence, eventId, type, stored.text, at);
+}
+
 const OPEN_BRACE = 0x7b;
 
 /**

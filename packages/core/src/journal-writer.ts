@@ -30,7 +30,8 @@ export interface JournalWriterOptions {
   runId: string;
   policy: JournalDurabilityPolicy;
   maxEventBytes: number;
-  onAppend?: (sessionId: string, durationMs: number, durable: boolean) => void;
+  /** After each append the adapter accepted: the record as stored (its session id is current). */
+  onAppend?: (record: JournalRecord, durationMs: number, durable: boolean) => void;
   /**
    * What a read of the journal just found (its last sequence stored, the terminal state of
    * its records, whether it exists), so the first append need not read it again (F3: the
@@ -280,7 +281,7 @@ export class JournalWriter {
           // B8: the first record created the journal. Had another instance deleted the session
           // since this run began, that journal would outlive it: take it back and refuse.
           if (record.sequence === 1) await this.refuseIfSessionDeleted();
-          this.options.onAppend?.(sessionId, performance.now() - started, durability !== 'none');
+          this.options.onAppend?.(record, performance.now() - started, durability !== 'none');
           return record;
         }
         // Another writer took this sequence. While the journal keeps growing its writer is

@@ -65,6 +65,22 @@ export const journalReadOptionsSchema = z.strictObject({
   limit: sequence,
 });
 
+/** H4: store.followRun(). A signal is checked by shape: realms differ (a test's jsdom). */
+export const followRunOptionsSchema = z.strictObject({
+  after: sequence,
+  signal: z
+    .custom<AbortSignal>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as AbortSignal).aborted === 'boolean' &&
+        typeof (value as AbortSignal).addEventListener === 'function',
+      'an AbortSignal',
+    )
+    .optional(),
+  pollIntervalMs: z.number().int().positive().max(2_147_483_647).optional(),
+});
+
 /**
  * E1: store.beginRun(). The user message is checked where it is normalized and the run id
  * where ids are (A1: an InvalidIdError), so only their presence is left to this schema.

@@ -35,7 +35,13 @@ const optionsSchema = z.strictObject({
     .strict()
     .optional(),
   lifecycle: z.object({ drainDeadlineMs: positiveInt.optional() }).strict().optional(),
-  runs: z.object({ cancelDeadlineMs: positiveInt.optional() }).strict().optional(),
+  runs: z
+    .object({
+      cancelDeadlineMs: positiveInt.optional(),
+      followPollMs: positiveInt.max(2_147_483_647).optional(),
+    })
+    .strict()
+    .optional(),
   deltas: z
     .object({ compactAfter: positiveInt.optional(), compactRatio: nonNegative.optional() })
     .strict()
@@ -56,6 +62,7 @@ export interface ResolvedOptions {
   giveUpMs: number;
   drainDeadlineMs: number;
   cancelDeadlineMs: number;
+  followPollMs: number;
   compactAfter: number;
   compactRatio: number;
   flushConcurrency: number;
@@ -128,6 +135,7 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
     giveUpMs: value.recovery?.giveUpMs ?? 86_400_000,
     drainDeadlineMs: value.lifecycle?.drainDeadlineMs ?? 10_000,
     cancelDeadlineMs: value.runs?.cancelDeadlineMs ?? 10_000,
+    followPollMs: value.runs?.followPollMs ?? 250,
     compactAfter: value.deltas?.compactAfter ?? 64,
     compactRatio: value.deltas?.compactRatio ?? 1,
     flushConcurrency: value.flushConcurrency ?? 8,

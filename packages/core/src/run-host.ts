@@ -2,7 +2,7 @@ import { JournalWriter, type JournalWriterOptions } from './journal-writer.js';
 import type { LockRegistry } from './lock-registry.js';
 import type { ResolvedOptions } from './options.js';
 import type { Run } from './run.js';
-import type { Session } from './schemas.js';
+import type { JournalRecord, Session } from './schemas.js';
 import type { CacheEntry } from './session-cache.js';
 import type { SaveOptions } from './session-types.js';
 import type { StoreEvent } from './store-types.js';
@@ -20,6 +20,8 @@ export interface RunHost {
   runEnded(run: Run): void;
   markTurnCompleted(sessionId: string): Promise<void>;
   emit(event: StoreEvent): void;
+  /** A record this store appended: its `append` event, and its followers' wake-up (H4). */
+  appended(record: JournalRecord, durationMs: number, durable: boolean): void;
 }
 
 export type RefreshOutcome = 'unchanged' | 'refreshed' | 'dirty' | 'deleted';
@@ -39,7 +41,6 @@ export function createJournalWriter(
     policy: host.options.journalDurability,
     maxEventBytes: host.options.limits.maxJournalEventBytes,
     // The session id comes from the writer: it follows an id rotation (D2).
-    onAppend: (currentSessionId, durationMs, durable) =>
-      host.emit({ type: 'append', sessionId: currentSessionId, runId, durationMs, durable }),
+    onAppend: (record, durationMs, durable) => host.appended(record, durationMs, durable),
   });
 }

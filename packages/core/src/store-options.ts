@@ -51,6 +51,13 @@ export interface SessionStoreOptions {
      * the transcript) and the session is free for a new run. @default 10000
      */
     cancelDeadlineMs?: number;
+    /**
+     * H4: how often (real time) `followRun` reads the journal of a run this store does not
+     * stream: how soon a follower sees another instance's records (one journal read per
+     * follower per interval; a run streamed here wakes its followers at once, with no read).
+     * @default 250
+     */
+    followPollMs?: number;
   };
   deltas?: {
     /** Fewest appended-message deltas before a save may rewrite the document in full. @default 64 */

@@ -16,6 +16,7 @@ import type { ResolvedOptions } from './options.js';
 import { type RecoveryContext, repairPendingTurn } from './recovery.js';
 import { Run } from './run.js';
 import { RunNotActiveError, SessionBusyError } from './run-errors.js';
+import { RunFollowers } from './run-followers.js';
 import { createJournalWriter, type RefreshOutcome, type RunHost } from './run-host.js';
 import { readRunLocation, removeRunLocations, writeRunLocation } from './run-locations.js';
 import type {
@@ -27,7 +28,7 @@ import type {
   RunSummary,
   RunTerminalState,
 } from './run-types.js';
-import type { Session } from './schemas.js';
+import type { JournalRecord, Session } from './schemas.js';
 import type { CacheEntry, SessionCache } from './session-cache.js';
 import type { SessionPersistence } from './session-persistence.js';
 import type { SaveOptions } from './session-types.js';
@@ -61,6 +62,8 @@ export class StoreRuns implements RunHost {
   readonly options: ResolvedOptions;
   readonly locks: LockRegistry;
   private readonly runs = new Map<string, Run>();
+  /** H4: the followers of runs, woken by this store's appends and run endings. */
+  readonly followers = new RunFollowers();
 
   constructor(private readonly store: StoreRunsHost) {
     this.options = store.options;
@@ -79,6 +82,12 @@ export class StoreRuns implements RunHost {
 
   has(sessionId: string): boolean {
     return this.runs.has(sessionId);
+  }
+
+  /** Whether this store streams the run (H4: its records and endings wake its followers). */
+  isLiveHere(runId: string): boolean {
+    for (const run of this.runs.values()) if (run.runId === runId) return true;
+    return false;
   }
 
   all(): Run[] {
@@ -392,6 +401,12 @@ export class StoreRuns implements RunHost {
 
   emit(event: StoreEvent): void {
     this.store.emit(event);
+  }
+
+  appended(record: JournalRecord, durationMs: number, durable: boolean): void {
+    const { sessionId, runId, sequence } = record;
+    this.emit({ type: 'append', sessionId, runId, sequence, durationMs, durable });
+    this.followers.appended(record);
   }
 
   recoveryContext(): RecoveryContext {

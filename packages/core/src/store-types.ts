@@ -1,5 +1,6 @@
 import type { StorageAdapter } from './adapter.js';
 import type { Clock } from './clock.js';
+import type { FollowRunItem, FollowRunOptions } from './follow-types.js';
 import type { KeepsakeError } from './keepsake-error.js';
 import type { DrainReport, MemoryLifecycle } from './memory-types.js';
 import type {
@@ -46,7 +47,15 @@ export type StoreEvent =
   | { type: 'warning'; sessionId: string; field: string; message: string }
   | { type: 'quarantine'; sessionId: string; location: string }
   | { type: 'save'; sessionId: string; durationMs: number; fsync: boolean; delta: boolean }
-  | { type: 'append'; sessionId: string; runId: string; durationMs: number; durable: boolean }
+  | {
+      type: 'append';
+      sessionId: string;
+      runId: string;
+      /** The sequence the record was stored at (E2). */
+      sequence: number;
+      durationMs: number;
+      durable: boolean;
+    }
   | { type: 'conflict'; sessionId: string }
   | { type: 'recovery'; sessionId: string; runId: string | null; outcome: string }
   | { type: 'checkpoint'; sessionId: string; runId: string }
@@ -103,6 +112,20 @@ export interface SessionStore {
    */
   closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null>;
   listRuns(sessionId: string): Promise<string[]>;
+  /**
+   * H4: the run's records from sequence `after` on, then one ending (completed, cancelled,
+   * failed, interrupted; with the session's marker for it), whichever instance streams the
+   * run: records this store appends arrive as they are appended, another instance's are
+   * read every `runs.followPollMs`, and a run whose process died is repaired by the
+   * follower's own loads (F1) once its grace has passed. Damaged records are reported
+   * (`skipped`) and read past (E2, E3). Pull-based: a slow consumer costs memory for one
+   * page at most. Stops without an ending when `signal` aborts or the store closes.
+   */
+  followRun(
+    sessionId: string,
+    runId: string,
+    options?: FollowRunOptions,
+  ): AsyncGenerator<FollowRunItem>;
   flushAll(): Promise<FlushReport>;
   close(): Promise<CloseReport>;
   readonly closed: boolean;

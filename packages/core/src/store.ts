@@ -2,6 +2,8 @@ import type { StorageAdapter } from './adapter.js';
 import { adapterCall } from './adapter-call.js';
 import type { Clock } from './clock.js';
 import { flushCachedSessions } from './flush-sessions.js';
+import { type FollowRunHost, followRun } from './follow-run.js';
+import type { FollowRunItem, FollowRunOptions } from './follow-types.js';
 import { assertValidId } from './ids.js';
 import { InvalidInputError } from './input-errors.js';
 import { KeepsakeError } from './keepsake-error.js';
@@ -13,6 +15,7 @@ import {
   assertBeginRunInput,
   assertCallInput,
   assertSaveOptions,
+  followRunOptionsSchema,
   journalReadOptionsSchema,
   listOptionsSchema,
   loadOptionsSchema,
@@ -83,6 +86,9 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   private readonly listeners = new Set<(event: StoreEvent) => void>();
   private closePromise: Promise<CloseReport> | null = null;
 
+  /** What followRun needs (H4): reads, fresh loads that repair (F1), and the wake-ups. */
+  private readonly followHost: FollowRunHost;
+
   constructor(readonly options: ResolvedOptions) {
     this.adapter = options.adapter;
     this.clock = options.clock;
@@ -113,6 +119,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     });
     this.runs = new StoreRuns(this);
     this.sessions = new StoreSessions(this);
+    this.followHost = followHostOf(this, this.runs);
   }
 
   get closed(): boolean {
@@ -237,6 +244,22 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     return this.runs.listRuns(sessionId);
   }
 
+  followRun(
+    sessionId: string,
+    runId: string,
+    options: FollowRunOptions = {},
+  ): AsyncGenerator<FollowRunItem> {
+    assertValidId(sessionId);
+    assertValidId(runId, 'run');
+    assertCallInput(followRunOptionsSchema, options, 'followRun()');
+    if (this.state === 'closed') throw new StoreClosedError('follow a run');
+    return followRun(this.followHost, sessionId, runId, {
+      after: options.after ?? 0,
+      signal: options.signal,
+      pollIntervalMs: options.pollIntervalMs ?? this.options.followPollMs,
+    });
+  }
+
   // ── Shutdown ─────────────────────────────────────────────────────────────────────
 
   async flushAll(): Promise<FlushReport> {
@@ -263,6 +286,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
       return { flush, lifecycle };
     } finally {
       this.state = 'closed';
+      this.runs.followers.wakeAll();
       await this.adapter.close().catch(() => undefined);
     }
   }
@@ -298,6 +322,11 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   // ── Internals ────────────────────────────────────────────────────────────────────
 
   emit(event: StoreEvent): void {
+    // H4: an ending or a repair of a run wakes its followers here (appends wake them in hand).
+    if (event.type === 'run') this.runs.followers.changed(event.runId);
+    else if (event.type === 'recovery' && event.runId !== null) {
+      this.runs.followers.changed(event.runId);
+    }
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -336,4 +365,21 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
       this.persistence.isDirty(entry)
     );
   }
+}
+
+function followHostOf(store: KeepsakeStore, runs: StoreRuns): FollowRunHost {
+  return {
+    clock: store.clock,
+    graceMs: store.options.graceMs,
+    followers: runs.followers,
+    get closed() {
+      return store.closed;
+    },
+    readJournal: (sessionId, runId, options) => runs.readJournal(sessionId, runId, options),
+    runSummary: (sessionId, runId) => runs.runSummary(sessionId, runId),
+    // refresh: another instance may have ended, repaired or continued the run since.
+    loadFresh: (sessionId) => store.load(sessionId, { refresh: true }),
+    closeAnsweredRun: (sessionId, runId) => runs.closeAnsweredRun(sessionId, runId),
+    isLiveHere: (runId) => runs.isLiveHere(runId),
+  };
 }

@@ -33,6 +33,7 @@ import type { SpecRegistrar } from '../harness/suite.js';
 import { defineAnsweredRunTests } from './e-answered-run.js';
 import { defineCancelRaceTests } from './e-cancel-races.js';
 import { defineDamagedJournalTests } from './e-damaged-journals.js';
+import { defineFollowRunTests } from './e-follow-run.js';
 import { defineJournalPowerLossTests } from './e-journal-power-loss.js';
 import { defineProcessKillTests } from './e-process-kills.js';
 import { defineReplaceFromTests } from './e-replace-from.js';
@@ -81,6 +82,7 @@ export function defineRunsAndJournal(suite: SpecRegistrar): void {
   defineRunLookupTests(suite);
   defineProcessKillTests(suite);
   defineAnsweredRunTests(suite);
+  defineFollowRunTests(suite);
   defineStaleCancelTests(suite);
   defineReplaceFromTests(suite);
   defineDamagedJournalTests(suite);

@@ -1,0 +1,294 @@
+/**
+ * E9: following a run (`store.followRun`). Every record once and in order from the sequence
+ * asked for, one ending for every way a run ends (completed, cancelled, failed, cancelled by
+ * another instance, repaired after its owner died with or without records, answered but
+ * never sealed, deleted), whichever instance streams it, and a slow consumer that loses
+ * nothing. A follower on another instance reads on its poll interval, set small here so
+ * the tests wait for events, never for the default.
+ */
+import type { FollowRunItem, JournalRecord, RunEnding, SessionStore } from '@keepsake/core';
+import { expect } from 'vitest';
+import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
+import { captureError, userInput } from '../harness/fixtures.js';
+import { PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
+import type { SpecRegistrar } from '../harness/suite.js';
+
+/** A follower on another instance reads this often (real time): only how soon, never what. */
+const FOLLOWER = { runs: { followPollMs: 5 } } as const;
+
+interface Followed {
+  records: JournalRecord[];
+  items: FollowRunItem[];
+  ending: RunEnding | null;
+}
+
+/** Follows to the end (or until `signal` aborts), collecting every item. */
+async function follow(
+  store: SessionStore,
+  sessionId: string,
+  runId: string,
+  after = 0,
+  signal?: AbortSignal,
+): Promise<Followed> {
+  const followed: Followed = { records: [], items: [], ending: null };
+  const options = signal === undefined ? { after } : { after, signal };
+  for await (const item of store.followRun(sessionId, runId, options)) {
+    followed.items.push(item);
+    if (item.kind === 'record') followed.records.push(item.record);
+    if (item.kind === 'end') followed.ending = item.ending;
+  }
+  return followed;
+}
+
+/** Keeps moving the shared clock on until `following` settles (a repair waits for grace). */
+async function advanceUntil(env: TestEnvironment, following: Promise<unknown>): Promise<void> {
+  let settled = false;
+  void following.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    await env.clock.advance(PAST_GRACE_MS);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function expectInOrder(records: readonly JournalRecord[], from: number): void {
+  expect(
+    records.map((record) => record.sequence),
+    'every record once, in order',
+  ).toEqual(records.map((_, index) => from + index + 1));
+}
+
+async function startRun(env: TestEnvironment, owner: OpenedStore) {
+  const session = await owner.store.create({ id: env.id() }, { fsync: true });
+  const run = await owner.store.beginRun(session.id, { userMessage: userInput('question') });
+  return { sessionId: session.id, run };
+}
+
+export function defineFollowRunTests(suite: SpecRegistrar): void {
+  suite.test(
+    'E9',
+    'followRun hands on every record once, in order, from the sequence asked for, and ends once with the journal ending; a follow that starts after the end gets the rest and the ending',
+    async (env) => {
+      const owner = await env.openStore();
+      const { sessionId, run } = await startRun(env, owner);
+      const here = follow(owner.store, sessionId, run.runId);
+      for (let index = 0; index < 40; index++) {
+        await run.append({ type: 'token', data: { text: `t${index} ` } });
+      }
+      await run.complete();
+      const followed = await here;
+      expectInOrder(followed.records, 0);
+      const stored = await owner.store.readJournal(sessionId, run.runId);
+      expect(followed.records).toEqual(stored.records);
+      expect(followed.items.at(-1)).toEqual({ kind: 'end', ending: followed.ending });
+      expect(followed.ending).toMatchObject({
+        state: 'completed',
+        reason: 'journal',
+        markerMessage: null,
+        lastSequence: stored.lastSequence,
+      });
+
+      // A reconnect from sequence 10, and one after the ending: the rest, then the ending.
+      const reader = await env.openStore(FOLLOWER);
+      const rest = await follow(reader.store, sessionId, run.runId, 10);
+      expect(rest.records).toEqual(stored.records.slice(10));
+      expect(rest.ending?.state).toBe('completed');
+      const afterEnd = await follow(reader.store, sessionId, run.runId, stored.lastSequence);
+      expect(afterEnd.records).toEqual([]);
+      expect(afterEnd.ending?.state).toBe('completed');
+    },
+  );
+
+  suite.test(
+    'E9',
+    'a follower on another instance gets the same records and ending as the run streams there',
+    async (env) => {
+      const owner = await env.openStore();
+      const reader = await env.openStore(FOLLOWER);
+      const { sessionId, run } = await startRun(env, owner);
+      await run.append({ type: 'token', data: { text: 'first ' } });
+      const there = follow(reader.store, sessionId, run.runId);
+      for (let index = 0; index < 30; index++) {
+        await run.append({ type: 'token', data: { text: `t${index} ` } });
+      }
+      await run.complete();
+      const followed = await there;
+      const stored = await owner.store.readJournal(sessionId, run.runId);
+      expect(followed.records).toEqual(stored.records);
+      expect(followed.ending).toMatchObject({ state: 'completed', reason: 'journal' });
+    },
+  );
+
+  suite.test(
+    'E9',
+    'every way a run ends ends its followers, here and on another instance, with the terminal state and the marker a later load shows',
+    async (env) => {
+      const endings = [
+        { name: 'cancel', state: 'interrupted-by-user', marker: 'cancelled' },
+        { name: 'fail', state: 'errored', marker: 'errored' },
+        { name: 'cancel from another instance', state: 'interrupted-by-user', marker: 'cancelled' },
+      ] as const;
+      for (const expected of endings) {
+        const owner = await env.openStore();
+        const reader = await env.openStore(FOLLOWER);
+        const { sessionId, run } = await startRun(env, owner);
+        await run.append({ type: 'token', data: { text: 'partial' } });
+        const here = follow(owner.store, sessionId, run.runId);
+        const there = follow(reader.store, sessionId, run.runId);
+        if (expected.name === 'cancel') await run.cancel();
+        else if (expected.name === 'fail') await run.fail({ message: 'the model failed' });
+        else expect((await reader.store.cancelRun(sessionId, run.runId)).cancelled).toBe(true);
+        const loaded = await reader.store.load(sessionId, { refresh: true });
+        const marker = loaded.messages.find((message) => message.marker?.runId === run.runId);
+        expect(marker?.marker?.type, expected.name).toBe(expected.marker);
+        for (const followed of await Promise.all([here, there])) {
+          expect(
+            followed.records.map((record) => record.data),
+            expected.name,
+          ).toEqual([{ text: 'partial' }, expect.any(Object)]);
+          expect(followed.ending, expected.name).toMatchObject({
+            state: expected.state,
+            reason: 'journal',
+          });
+          // The marker, when the follower read it: the same one the session shows.
+          if (followed.ending?.markerMessage !== null) {
+            expect(followed.ending?.markerMessage, expected.name).toEqual(marker);
+          }
+        }
+      }
+    },
+  );
+
+  suite.test(
+    'E9',
+    'a follower on another instance ends a run whose owner died: its own loads repair the turn once the grace has passed (F1), with records or before the first, and it ends with the crash marker',
+    async (env) => {
+      for (const withRecords of [true, false]) {
+        const owner = await env.openStore(QUIET_WORKER);
+        const reader = await env.openStore(FOLLOWER);
+        const { sessionId, run } = await startRun(env, owner);
+        if (withRecords) await run.append({ type: 'token', data: { text: 'kept' } });
+        env.killProcess(owner);
+        const there = follow(reader.store, sessionId, run.runId);
+        await advanceUntil(env, there);
+        const followed = await there;
+        const label = withRecords ? 'with records' : 'before its first record';
+        expect(followed.records.at(-1)?.type, label).toBe('interrupted');
+        expect(followed.ending, label).toMatchObject({ state: 'interrupted-by-crash' });
+        const loaded = await reader.store.load(sessionId);
+        expect(loaded.pending, label).toBeNull();
+        const marker = loaded.messages.find((message) => message.marker?.runId === run.runId);
+        expect(marker?.marker?.type, label).toBe('interrupted');
+        if (withRecords) {
+          expect(followed.records[0]?.data, label).toEqual({ text: 'kept' });
+          expect(
+            loaded.messages.some((message) => message.content === 'kept'),
+            label,
+          ).toBe(true);
+        }
+      }
+    },
+  );
+
+  suite.test(
+    'E9',
+    'a run whose turn was answered but whose journal never got its ending (its process died between the save and the seal) ends its followers as completed',
+    async (env) => {
+      const owner = await env.openStore({ journal: { durability: 'each' } });
+      const reader = await env.openStore(FOLLOWER);
+      const { sessionId, run } = await startRun(env, owner);
+      await run.append({ type: 'token', data: { text: 'answer' } });
+      // FAULT INJECTION: the process dies where the journal's ending would be written.
+      owner.adapter.inject({
+        method: 'appendLog',
+        match: ([, , records]) =>
+          (records as { text: string }[]).some((record) => record.text.includes('"type":"done"')),
+        error: () => {
+          env.killProcess(owner);
+          return new Error('FAULT INJECTION: the process died before the seal');
+        },
+      });
+      await captureError(() => run.complete());
+      const there = follow(reader.store, sessionId, run.runId);
+      await advanceUntil(env, there);
+      const followed = await there;
+      expect(followed.records.map((record) => record.type)).toEqual(['token', 'done']);
+      expect(followed.ending).toMatchObject({ state: 'completed', markerMessage: null });
+    },
+  );
+
+  suite.test(
+    'E9',
+    'a follower of a run whose session is deleted ends (nothing more will come), and a run id the session never had ends as unknown',
+    async (env) => {
+      const owner = await env.openStore(QUIET_WORKER);
+      const reader = await env.openStore(FOLLOWER);
+      const { sessionId, run } = await startRun(env, owner);
+      const there = follow(reader.store, sessionId, run.runId);
+      expect(await owner.store.delete(sessionId)).toBe(true);
+      await advanceUntil(env, there);
+      expect((await there).ending).toMatchObject({ state: null, reason: 'deleted' });
+
+      const other = await owner.store.create({ id: env.id() }, { fsync: true });
+      const unknown = await follow(reader.store, other.id, 'never-begun');
+      expect(unknown.records).toEqual([]);
+      expect(unknown.ending).toMatchObject({ state: null, reason: 'unknown' });
+    },
+  );
+
+  suite.test(
+    'E9',
+    'a consumer that stops pulling while the run streams on misses nothing: the follower reads what it could not hold, here and on another instance',
+    async (env) => {
+      const owner = await env.openStore();
+      const reader = await env.openStore(FOLLOWER);
+      const { sessionId, run } = await startRun(env, owner);
+      const iterators = [owner.store, reader.store].map((store) =>
+        store.followRun(sessionId, run.runId)[Symbol.asyncIterator](),
+      );
+      await run.append({ type: 'token', data: { text: 'first' } });
+      for (const iterator of iterators) {
+        const first = await iterator.next();
+        expect(first.value).toMatchObject({ kind: 'record', record: { sequence: 1 } });
+      }
+      // More than a follower holds for its consumer (FOLLOWER_BUFFER, 256) while nobody pulls.
+      for (let index = 0; index < 300; index++) {
+        await run.append({ type: 'token', data: { text: `t${index}` } });
+      }
+      await run.complete();
+      const stored = await owner.store.readJournal(sessionId, run.runId);
+      for (const iterator of iterators) {
+        const records: JournalRecord[] = [];
+        let ending: RunEnding | null = null;
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done === true) break;
+          if (next.value.kind === 'record') records.push(next.value.record);
+          if (next.value.kind === 'end') ending = next.value.ending;
+        }
+        expectInOrder(records, 1);
+        expect(records).toEqual(stored.records.slice(1));
+        expect(ending?.state).toBe('completed');
+      }
+    },
+  );
+
+  suite.test(
+    'E9',
+    'a follower stops without an ending when its signal aborts, and when its store closes',
+    async (env) => {
+      const owner = await env.openStore(QUIET_WORKER);
+      const reader = await env.openStore(FOLLOWER);
+      const { sessionId, run } = await startRun(env, owner);
+      const controller = new AbortController();
+      const aborted = follow(reader.store, sessionId, run.runId, 0, controller.signal);
+      const closing = follow(owner.store, sessionId, run.runId);
+      await run.append({ type: 'token', data: { text: 'one' } });
+      controller.abort();
+      expect((await aborted).ending).toBeNull();
+      await env.closeStore(owner);
+      expect((await closing).ending).toBeNull();
+    },
+  );
+}
