@@ -4,6 +4,7 @@ import { isNotFound, toBackendError } from './errors.js';
 import { holdToken, releaseToken } from './file-lock.js';
 import { writeAllBuffersNow } from './file-system.js';
 import { closeLog, createLogFile, discardSpare, type OpenLog, syncJournals } from './log-file.js';
+import type { LogSink } from './log-sink.js';
 
 /**
  * Logs are preallocated (log-file.ts); a full log is retired (its journals written and
@@ -17,13 +18,6 @@ const FIRST_LOG_BYTES = 256 * 1024;
 const MAX_LOG_BYTES = 32 * 1024 * 1024;
 /** Flushes of the log in flight at once (more measured no faster here, four slower). */
 const MAX_FLUSHES_IN_FLIGHT = 2;
-
-/** A journal with entries in the log: written and fsynced before the log is removed. */
-export interface LogSink {
-  readonly file: string;
-  /** Writes the frames that so far exist only in the log to the journal file. */
-  writeUnapplied(): Promise<void>;
-}
 
 /**
  * E2 group commit across journals. Each run has its own journal file, and core appends to one

@@ -5,7 +5,7 @@ import { isNotFound, toBackendError } from './errors.js';
 import { thisHost } from './file-lock.js';
 import { type FileHandle, writeAll } from './file-system.js';
 import { encodeFrame } from './framing.js';
-import type { LogSink } from './group-commit-log.js';
+import type { LogSink } from './log-sink.js';
 import { encodeLogHeader } from './records.js';
 
 export const LOG_SUFFIX = '.log';
