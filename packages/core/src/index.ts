@@ -18,13 +18,42 @@ export type {
   StorageAdapterV1,
   StoredDocument,
   WriteOptions,
-} from './adapter.js';
-export { COLLECTIONS, REQUIRED_ADAPTER_PRIMITIVES } from './adapter.js';
-export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './clock.js';
-export { decodeStoredSession, encodeSessionDocument } from './codec-helpers.js';
-export { createMessage } from './create-message.js';
-export { type DecodeResult, summaryOf } from './document-codec.js';
-export type * from './follow-types.js';
+} from './adapter/adapter.js';
+export { COLLECTIONS, REQUIRED_ADAPTER_PRIMITIVES } from './adapter/adapter.js';
+export {
+  createMemoryBackend,
+  dropMemoryNamespace,
+  type MemoryAdapterOptions,
+  type MemoryBackend,
+  memoryAdapter,
+} from './adapter/memory-adapter.js';
+export { type MigrationReport, migrateBackend } from './adapter/migrate.js';
+export * from './errors/input-errors.js';
+export {
+  KeepsakeError,
+  type KeepsakeErrorCode,
+  type KeepsakeErrorOptions,
+} from './errors/keepsake-error.js';
+export * from './errors/lifecycle-errors.js';
+export * from './errors/run-errors.js';
+export * from './errors/storage-errors.js';
+export type * from './lifecycle/memory-types.js';
+export type * from './options/store-options.js';
+export { MARKER_WORDING } from './recovery/markers.js';
+export type * from './runs/follow/follow-types.js';
+export type * from './runs/run-types.js';
+export { createMessage } from './sessions/create-message.js';
+export { decodeStoredSession, encodeSessionDocument } from './sessions/documents/codec-helpers.js';
+export { type DecodeResult, summaryOf } from './sessions/documents/document-codec.js';
+export type * from './sessions/session-types.js';
+export {
+  type Closable,
+  installShutdownHooks,
+  type ShutdownHookOptions,
+} from './shutdown/shutdown.js';
+export { createSessionStore } from './store.js';
+export type * from './store-types.js';
+export { type Clock, ManualClock, settle, systemClock, type TimerHandle } from './time/clock.js';
 export {
   assertCollection,
   assertDocumentId,
@@ -36,31 +65,6 @@ export {
   MAX_DOTTED_ID_LENGTH,
   MAX_DOTTED_ID_SEGMENTS,
   randomId,
-} from './ids.js';
-export * from './input-errors.js';
-export { MAX_EVENT_DATA_DEPTH, MAX_SESSION_DEPTH } from './json-value.js';
-export {
-  KeepsakeError,
-  type KeepsakeErrorCode,
-  type KeepsakeErrorOptions,
-} from './keepsake-error.js';
-export * from './lifecycle-errors.js';
-export { MARKER_WORDING } from './markers.js';
-export {
-  createMemoryBackend,
-  dropMemoryNamespace,
-  type MemoryAdapterOptions,
-  type MemoryBackend,
-  memoryAdapter,
-} from './memory-adapter.js';
-export type * from './memory-types.js';
-export { type MigrationReport, migrateBackend } from './migrate.js';
-export * from './run-errors.js';
-export type * from './run-types.js';
-export * from './schemas.js';
-export type * from './session-types.js';
-export { type Closable, installShutdownHooks, type ShutdownHookOptions } from './shutdown.js';
-export * from './storage-errors.js';
-export { createSessionStore } from './store.js';
-export type * from './store-options.js';
-export type * from './store-types.js';
+} from './validation/ids.js';
+export { MAX_EVENT_DATA_DEPTH, MAX_SESSION_DEPTH } from './validation/json-value.js';
+export * from './validation/schemas.js';

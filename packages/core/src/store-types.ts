@@ -1,8 +1,7 @@
-import type { StorageAdapter } from './adapter.js';
-import type { Clock } from './clock.js';
-import type { FollowRunItem, FollowRunOptions } from './follow-types.js';
-import type { KeepsakeError } from './keepsake-error.js';
-import type { DrainReport, MemoryLifecycle } from './memory-types.js';
+import type { StorageAdapter } from './adapter/adapter.js';
+import type { KeepsakeError } from './errors/keepsake-error.js';
+import type { DrainReport, MemoryLifecycle } from './lifecycle/memory-types.js';
+import type { FollowRunItem, FollowRunOptions } from './runs/follow/follow-types.js';
 import type {
   BeginRunInput,
   CancelOutcome,
@@ -11,15 +10,16 @@ import type {
   RunHandle,
   RunSummary,
   RunTerminalState,
-} from './run-types.js';
-import type { Session } from './schemas.js';
+} from './runs/run-types.js';
 import type {
   CreateSessionInput,
   ListOptions,
   LoadOptions,
   SaveOptions,
   SessionPage,
-} from './session-types.js';
+} from './sessions/session-types.js';
+import type { Clock } from './time/clock.js';
+import type { Session } from './validation/schemas.js';
 
 export interface StoreDiagnostics {
   cachedSessions: number;

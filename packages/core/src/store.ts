@@ -1,16 +1,10 @@
-import type { StorageAdapter } from './adapter.js';
-import { adapterCall } from './adapter-call.js';
-import type { Clock } from './clock.js';
-import { flushCachedSessions } from './flush-sessions.js';
-import { type FollowRunHost, followRun } from './follow-run.js';
-import type { FollowRunItem, FollowRunOptions } from './follow-types.js';
-import { assertValidId } from './ids.js';
-import { InvalidInputError } from './input-errors.js';
-import { KeepsakeError } from './keepsake-error.js';
-import { Lifecycle } from './lifecycle.js';
-import { StoreClosedError } from './lifecycle-errors.js';
-import { LiveSessions } from './live-sessions.js';
-import { LockRegistry } from './lock-registry.js';
+import type { StorageAdapter } from './adapter/adapter.js';
+import { adapterCall } from './adapter/adapter-call.js';
+import { InvalidInputError } from './errors/input-errors.js';
+import { KeepsakeError } from './errors/keepsake-error.js';
+import { StoreClosedError } from './errors/lifecycle-errors.js';
+import { Lifecycle } from './lifecycle/lifecycle.js';
+import { LockRegistry } from './locks/lock-registry.js';
 import {
   assertBeginRunInput,
   assertCallInput,
@@ -19,8 +13,11 @@ import {
   journalReadOptionsSchema,
   listOptionsSchema,
   loadOptionsSchema,
-} from './option-schemas.js';
-import { type ResolvedOptions, resolveOptions } from './options.js';
+} from './options/option-schemas.js';
+import { type ResolvedOptions, resolveOptions } from './options/options.js';
+import type { SessionStoreOptions } from './options/store-options.js';
+import { type FollowRunHost, followRun } from './runs/follow/follow-run.js';
+import type { FollowRunItem, FollowRunOptions } from './runs/follow/follow-types.js';
 import type {
   BeginRunInput,
   CancelOutcome,
@@ -29,23 +26,26 @@ import type {
   RunHandle,
   RunSummary,
   RunTerminalState,
-} from './run-types.js';
-import type { Session } from './schemas.js';
-import { type CacheEntry, SessionCache } from './session-cache.js';
-import { createSession, rotateSession, type SessionCreationHost } from './session-creation.js';
-import { listSessions } from './session-index.js';
-import { SessionPersistence } from './session-persistence.js';
+} from './runs/run-types.js';
+import { StoreRuns, type StoreRunsHost } from './runs/store-runs.js';
+import { listSessions } from './sessions/listing/session-index.js';
+import { LiveSessions } from './sessions/live-sessions.js';
+import { type CacheEntry, SessionCache } from './sessions/session-cache.js';
+import {
+  createSession,
+  rotateSession,
+  type SessionCreationHost,
+} from './sessions/session-creation.js';
+import { SessionPersistence } from './sessions/session-persistence.js';
 import type {
   CreateSessionInput,
   ListOptions,
   LoadOptions,
   SaveOptions,
   SessionPage,
-} from './session-types.js';
-import { assertCreateInput } from './session-validation.js';
-import type { SessionStoreOptions } from './store-options.js';
-import { StoreRuns, type StoreRunsHost } from './store-runs.js';
-import { StoreSessions, type StoreSessionsHost } from './store-sessions.js';
+} from './sessions/session-types.js';
+import { StoreSessions, type StoreSessionsHost } from './sessions/store-sessions.js';
+import { flushCachedSessions } from './shutdown/flush-sessions.js';
 import type {
   CloseReport,
   FlushReport,
@@ -53,6 +53,10 @@ import type {
   StoreDiagnostics,
   StoreEvent,
 } from './store-types.js';
+import type { Clock } from './time/clock.js';
+import { assertValidId } from './validation/ids.js';
+import type { Session } from './validation/schemas.js';
+import { assertCreateInput } from './validation/session-validation.js';
 
 /** Creates a session store over an adapter. See SessionStoreOptions for every option. */
 export function createSessionStore(options: SessionStoreOptions): SessionStore {

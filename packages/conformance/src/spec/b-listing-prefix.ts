@@ -2,7 +2,7 @@
  * B5, B8: a listing by prefix lists only that prefix. Issue 24: an adapter whose
  * `listDocuments` ignored `prefix` passed every test, while `retainedRevisions('b')`
  * returned session a's revision and `delete('a')` deleted b's retained revisions. Core
- * re-checks the prefix of every listed id too (packages/core/src/listed-ids.ts); the
+ * re-checks the prefix of every listed id too (packages/core/src/adapter/listed-ids.ts); the
  * adapter-level test below is what catches the adapter itself.
  */
 import { expect } from 'vitest';

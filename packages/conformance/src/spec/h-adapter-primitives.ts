@@ -1,7 +1,7 @@
 /**
  * The semantics of single primitives that core relies on but that no store-level test
  * pinned (issue 24, item 8); each is documented on `StorageAdapterV1` in
- * packages/core/src/adapter.ts. The tests talk to the adapter directly.
+ * packages/core/src/adapter/adapter.ts. The tests talk to the adapter directly.
  */
 import { KeepsakeError } from '@keepsake/core';
 import { expect } from 'vitest';

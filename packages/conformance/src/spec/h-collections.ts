@@ -6,7 +6,7 @@
  * conditional writes, prefix listings, deletes and quarantine, each collection apart from
  * the others, and a typed InvalidIdError for an id of the wrong shape. The tests talk to the
  * adapter directly; the id shapes are documented on `COLLECTIONS` in
- * packages/core/src/adapter.ts.
+ * packages/core/src/adapter/collections.ts.
  */
 import {
   COLLECTIONS,

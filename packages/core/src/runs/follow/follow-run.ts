@@ -1,0 +1,361 @@
+/**
+ * Folder runs/follow/: store.followRun, following a run to its one ending from any instance
+ * (E9): this file reads and waits, run-followers.ts wakes followers of runs this store streams,
+ * run-standing.ts reads how a session stands toward a run, follow-types.ts the public types.
+ */
+
+import { NotFoundError } from '../../errors/storage-errors.js';
+import type { Clock } from '../../time/clock.js';
+import type { JournalEventType, Marker, Session } from '../../validation/schemas.js';
+import type {
+  JournalReadOptions,
+  JournalReadResult,
+  RunSummary,
+  RunTerminalState,
+} from '../run-types.js';
+import type { FollowRunItem, RunEnding } from './follow-types.js';
+import type { FollowerWatch, RunFollowers } from './run-followers.js';
+import { type RunStanding, runStandingIn } from './run-standing.js';
+
+/** What following a run needs from its store. */
+export interface FollowRunHost {
+  readonly clock: Clock;
+  readonly graceMs: number;
+  readonly followers: RunFollowers;
+  readonly closed: boolean;
+  readJournal(
+    sessionId: string,
+    runId: string,
+    options: JournalReadOptions,
+  ): Promise<JournalReadResult>;
+  runSummary(sessionId: string, runId: string): Promise<RunSummary>;
+  /** A fresh load: it is what repairs a dead run's turn (F1) and settles its marker (F2). */
+  loadFresh(sessionId: string): Promise<Session>;
+  closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null>;
+  /** Whether this store streams the run (its appends and endings wake the follower). */
+  isLiveHere(runId: string): boolean;
+}
+
+export interface FollowSettings {
+  after: number;
+  signal: AbortSignal | undefined;
+  pollIntervalMs: number;
+}
+
+/** Records per read: a slow consumer holds at most this page plus FOLLOWER_BUFFER records. */
+const FOLLOW_PAGE = 256;
+
+/** Polls a follower waits for a run's marker after its sealing record (E6, F1). */
+const MARKER_POLLS = 4;
+
+const terminalTypes = new Map<JournalEventType, RunTerminalState>([
+  ['done', 'completed'],
+  ['error', 'errored'],
+  ['cancel', 'interrupted-by-user'],
+  ['tool_limit', 'tool-limit-reached'],
+  ['interrupted', 'interrupted-by-crash'],
+]);
+
+/**
+ * H4: follows a run's journal from a sequence to its ending, whichever instance streams it
+ * and whichever backend holds it. The journal is the one source of truth: records this
+ * store appends arrive in hand (no read), a run streamed elsewhere is read on every poll,
+ * and a run nobody streams any more is repaired by the follower's own loads of its session
+ * (F1), whose crash record ends it like any other ending.
+ *
+ * Pull-based: nothing is read before the consumer asks for more, so a slow consumer holds
+ * one page and one bounded buffer at most (FOLLOW_PAGE, FOLLOWER_BUFFER).
+ */
+export async function* followRun(
+  host: FollowRunHost,
+  sessionId: string,
+  runId: string,
+  settings: FollowSettings,
+): AsyncGenerator<FollowRunItem> {
+  const follow = new Follow(host, sessionId, runId, settings);
+  const watch = host.followers.watch(runId);
+  try {
+    yield* follow.run(watch);
+  } finally {
+    watch.dispose();
+  }
+}
+
+class Follow {
+  private after: number;
+  /** When (store clock) the session is looked at next, for a run not streamed here. */
+  private lookAt: number;
+  private lookedAtSession = false;
+  /** The last record's time: a repair waits `graceMs` past it (F1). */
+  private lastRecordAt = 0;
+  /**
+   * The run is no longer the session's pending turn and the journal had nothing more: read
+   * once more before ending by the session (a repair may have just appended its record).
+   */
+  private settledReads = 0;
+  /** Whether the records up to `after` were checked for an ending (a reconnect's). */
+  private checkedBefore = false;
+
+  constructor(
+    private readonly host: FollowRunHost,
+    private readonly sessionId: string,
+    private readonly runId: string,
+    private readonly settings: FollowSettings,
+  ) {
+    this.after = settings.after;
+    this.lookAt = host.clock.now() + host.graceMs;
+  }
+
+  private get stopped(): boolean {
+    return this.settings.signal?.aborted === true || this.host.closed;
+  }
+
+  async *run(watch: FollowerWatch): AsyncGenerator<FollowRunItem> {
+    const { host, sessionId, runId } = this;
+    let mustRead = true;
+    while (!this.stopped) {
+      if (!mustRead) {
+        // Woken by this store: the records it appended are in hand.
+        const taken = watch.take(this.after);
+        for (const record of taken.records) {
+          yield { kind: 'record', record };
+          const ending = await this.afterRecord(record.sequence, record.type, record.at);
+          if (ending !== null) {
+            yield { kind: 'end', ending };
+            return;
+          }
+        }
+        if (taken.complete && taken.records.length > 0) {
+          await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
+          continue;
+        }
+      }
+      mustRead = false;
+      const page = await host.readJournal(sessionId, runId, {
+        afterSequence: this.after,
+        limit: FOLLOW_PAGE,
+      });
+      for (const item of itemsOf(page)) {
+        yield item;
+        if (item.kind !== 'record') continue;
+        const ending = await this.afterRecord(
+          item.record.sequence,
+          item.record.type,
+          item.record.at,
+        );
+        if (ending !== null) {
+          yield { kind: 'end', ending };
+          return;
+        }
+      }
+      const moved = page.records.length > 0 || page.lastSequence > this.after;
+      // A skipped record still moved the journal on (torn tails are not counted in
+      // `lastSequence`, so a record still being written is not).
+      if (page.lastSequence > this.after) this.after = page.lastSequence;
+      if (moved) {
+        this.settledReads = 0;
+        this.lookAt = Math.max(this.lookAt, host.clock.now() + host.graceMs);
+        mustRead = page.records.length + page.invalidRecords.length >= FOLLOW_PAGE;
+        if (!mustRead) await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
+        continue;
+      }
+      if (!this.checkedBefore) {
+        // Records up to `after` were read by someone else (a reconnecting client): one
+        // summary says whether they already hold the ending. Later records are all seen here.
+        this.checkedBefore = true;
+        const summary = this.after > 0 ? await host.runSummary(sessionId, runId) : null;
+        if (
+          summary !== null &&
+          summary.terminalState !== null &&
+          summary.lastSequence <= this.after
+        ) {
+          yield { kind: 'end', ending: await this.ending(summary.terminalState) };
+          return;
+        }
+      }
+      if (!host.isLiveHere(runId) && this.sessionLookDue(page.exists)) {
+        const outcome = await this.lookAtSession(page.exists);
+        if (outcome === 'read') {
+          mustRead = true;
+          continue;
+        }
+        if (outcome !== null) {
+          yield { kind: 'end', ending: outcome };
+          return;
+        }
+      }
+      await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
+    }
+  }
+
+  /** After a record was handed on: the ending it makes, if it is a terminal record. */
+  private async afterRecord(
+    sequence: number,
+    type: JournalEventType,
+    at: number,
+  ): Promise<RunEnding | null> {
+    this.after = sequence;
+    this.lastRecordAt = Math.max(this.lastRecordAt, at);
+    const state = terminalTypes.get(type);
+    return state === undefined ? null : this.ending(state);
+  }
+
+  private sessionLookDue(journalExists: boolean): boolean {
+    if (this.settledReads > 0) return true;
+    // A run without a journal is looked up at once (a reconnect after its marker became
+    // final ends straight away), then on the schedule `nextLookAt` sets.
+    if (!journalExists && !this.lookedAtSession) return true;
+    return this.host.clock.now() >= this.lookAt;
+  }
+
+  /** Loads the session: an ending, 'read' to read the journal again, or null to wait on. */
+  private async lookAtSession(journalExists: boolean): Promise<RunEnding | 'read' | null> {
+    const { host, sessionId, runId } = this;
+    this.lookedAtSession = true;
+    const standing = await standingOf(host, sessionId, runId);
+    // E5: the session shows the turn answered, but its journal never got its ending (its
+    // process died between complete()'s save and the seal): seal it, then read on.
+    if (standing.kind === 'ended' && journalExists) {
+      if ((await host.closeAnsweredRun(sessionId, runId)) !== null) return 'read';
+    }
+    const ending = this.endingOf(standing, journalExists);
+    if (ending !== null) return ending;
+    if (standing.kind !== 'pending' && journalExists) {
+      this.settledReads++;
+      return 'read';
+    }
+    this.lookAt = this.nextLookAt(standing);
+    return null;
+  }
+
+  /**
+   * The ending a session's standing calls for, or null while the run may still write: it is
+   * pending; its journal exists and may get the record a repair appends (one more read
+   * first); or its marker still says output may arrive (F2).
+   */
+  private endingOf(standing: RunStanding, journalExists: boolean): RunEnding | null {
+    const lastSequence = this.after;
+    switch (standing.kind) {
+      case 'pending':
+        return null;
+      case 'deleted':
+        return { state: null, reason: 'deleted', markerMessage: null, lastSequence };
+      case 'marker':
+        if (journalExists ? this.settledReads === 0 : !standing.final) return null;
+        return {
+          state: terminalStateOfMarker(standing.message.marker.type),
+          reason: 'session',
+          markerMessage: standing.message,
+          lastSequence,
+        };
+      case 'ended':
+      case 'unknown':
+        if (journalExists && this.settledReads === 0) return null;
+        return {
+          state: standing.kind === 'ended' ? 'completed' : null,
+          reason: standing.kind === 'ended' ? 'session' : 'unknown',
+          markerMessage: null,
+          lastSequence,
+        };
+    }
+  }
+
+  /**
+   * When to look at the session again. A pending turn is repaired by the first load once
+   * `graceMs` passed since its last sign of life (F1): look right then. A pending-retry
+   * marker becomes final on the first load `graceMs` after it was written (F2): look then.
+   */
+  private nextLookAt(standing: RunStanding): number {
+    const { clock, graceMs } = this.host;
+    const latest = clock.now() + graceMs;
+    if (standing.kind === 'pending') {
+      return Math.min(latest, Math.max(standing.lastSignAt, this.lastRecordAt) + graceMs);
+    }
+    if (standing.kind === 'marker' && standing.message.marker.retry !== undefined) {
+      return Math.min(latest, standing.message.marker.retry.firstSeenAt + graceMs);
+    }
+    return latest;
+  }
+
+  /**
+   * The ending for a terminal record. A run that did not complete ends its turn with a marker,
+   * written right after the record (E6, F1): the ending carries it, the same one a later load
+   * shows. Its writer may still be between the two: wait a few polls (a run streamed here
+   * wakes the follower when it ends), then end without it.
+   */
+  private async ending(state: RunTerminalState): Promise<RunEnding> {
+    const lastSequence = this.after;
+    if (state === 'completed') {
+      return { state, reason: 'journal', markerMessage: null, lastSequence };
+    }
+    for (let poll = 0; ; poll++) {
+      const standing = await standingOf(this.host, this.sessionId, this.runId);
+      if (standing.kind === 'marker') {
+        return { state, reason: 'journal', markerMessage: standing.message, lastSequence };
+      }
+      if (standing.kind !== 'pending' || poll >= MARKER_POLLS || this.stopped) {
+        return { state, reason: 'journal', markerMessage: null, lastSequence };
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.settings.pollIntervalMs));
+    }
+  }
+}
+
+function* itemsOf(page: JournalReadResult): Generator<FollowRunItem> {
+  // Told where it happened: before the first record that comes after the damage.
+  let skippedAt = firstSkippedSequence(page);
+  for (const record of page.records) {
+    if (skippedAt !== null && record.sequence > skippedAt) {
+      skippedAt = null;
+      yield skippedItem(page);
+    }
+    yield { kind: 'record', record };
+    if (terminalTypes.has(record.type)) return;
+  }
+  if (skippedAt !== null) yield skippedItem(page);
+}
+
+/** The sequence of the first record a read skipped or found missing, or null. */
+function firstSkippedSequence(page: JournalReadResult): number | null {
+  const sequences = [
+    ...page.invalidRecords.map((entry) => entry.sequence),
+    ...page.gaps.map((gap) => gap.expected),
+  ];
+  return sequences.length === 0 ? null : Math.min(...sequences);
+}
+
+function skippedItem(page: JournalReadResult): FollowRunItem {
+  return {
+    kind: 'skipped',
+    invalidRecords: page.invalidRecords,
+    gaps: page.gaps,
+    lastSequence: page.lastSequence,
+  };
+}
+
+async function standingOf(
+  host: FollowRunHost,
+  sessionId: string,
+  runId: string,
+): Promise<RunStanding> {
+  try {
+    return runStandingIn(await host.loadFresh(sessionId), runId);
+  } catch (error) {
+    if (NotFoundError.isInstance(error)) return { kind: 'deleted' };
+    throw error;
+  }
+}
+
+/** The terminal state a marker stands for, as the journal would have said it. */
+export function terminalStateOfMarker(type: Marker['type']): RunTerminalState {
+  switch (type) {
+    case 'cancelled':
+      return 'interrupted-by-user';
+    case 'errored':
+      return 'errored';
+    case 'tool-limit':
+      return 'tool-limit-reached';
+    case 'interrupted':
+      return 'interrupted-by-crash';
+  }
+}

@@ -1,0 +1,37 @@
+import type { Marker, Message, Session } from '../../validation/schemas.js';
+
+/**
+ * How a session stands toward one of its runs, as its transcript says. A run whose process
+ * died before its first journal record may have no journal at all; its session is then the
+ * only place that knows it (its pending turn, later the marker its repair adds).
+ */
+export type RunStanding =
+  /** The session's pending turn: live, or dead and not repaired yet (F1). */
+  | { kind: 'pending'; lastSignAt: number }
+  /** Ended with a marker; not `final` while the marker says output may still arrive (F2). */
+  | { kind: 'marker'; message: Message & { marker: Marker }; final: boolean }
+  /** Messages or tool calls of the run and no marker: it was answered. */
+  | { kind: 'ended' }
+  /** Nothing names the run (not one of the session's, or undone since). */
+  | { kind: 'unknown' }
+  /** The session is gone (B8). */
+  | { kind: 'deleted' };
+
+export function runStandingIn(session: Session, runId: string): RunStanding {
+  const pending = session.pending;
+  if (pending?.streamId === runId) {
+    return { kind: 'pending', lastSignAt: Math.max(pending.startedAt, pending.heartbeatAt ?? 0) };
+  }
+  const message = session.messages.findLast((candidate) => candidate.marker?.runId === runId);
+  if (message?.marker !== undefined) {
+    return {
+      kind: 'marker',
+      message: message as Message & { marker: Marker },
+      final: message.marker.wording !== 'pending-retry',
+    };
+  }
+  const tagged =
+    session.messages.some((candidate) => candidate.runId === runId) ||
+    session.toolCalls.some((call) => call.runId === runId);
+  return tagged ? { kind: 'ended' } : { kind: 'unknown' };
+}
