@@ -116,9 +116,6 @@ export async function createServer(
       registerSessionRoutes(api, { memoryBoundary, onConflictRetry });
       registerRunRoutes(api, {
         maxMessageChars: config.server.maxMessageChars,
-        pollIntervalMs: config.streaming.pollIntervalMs,
-        recoveryProbeMs: Math.max(config.store.recoveryGraceMs, config.streaming.pollIntervalMs),
-        graceMs: config.store.recoveryGraceMs,
         streams,
         assertAcceptingRuns: () => {
           if (!state.acceptingRuns) throw new StoreClosedError('start a run');

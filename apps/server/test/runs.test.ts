@@ -163,7 +163,11 @@ describe('runs over SSE', () => {
         message: expect.stringContaining('record 2 skipped'),
       },
     });
-    expect(stream.events.at(-1)!.data).toEqual({ reason: 'terminal', terminalState: 'completed' });
+    expect(stream.events.at(-1)!.data).toEqual({
+      reason: 'terminal',
+      terminalState: 'completed',
+      marker: null,
+    });
     expect((await getSession(url, aliceToken, sessionId)).messages.at(-1).content).toBe(
       'before after',
     );

@@ -11,18 +11,26 @@ export interface ResumableStreamContextOptions {
    */
   waitUntil?: ((promise: Promise<unknown>) => void) | null;
   /**
-   * The store's `recovery.graceMs`. A reader that sees no new chunk for this long from an
-   * answer another process streams loads the chat, which recovers it if that process died
-   * (F1): the stream then ends with the partial answer and a marker instead of hanging.
-   * @default 30000 (core's default grace)
+   * @deprecated Ignored: readers follow answers with core's `store.followRun` (E9), which
+   * uses the store's own `recovery.graceMs` to recover an answer whose process died (F1).
+   * Still accepted so existing code keeps working.
    */
   graceMs?: number;
   /**
    * How often a reader polls the journal of an answer another process streams (answers
-   * this process streams wake their readers at once).
-   * @default 250
+   * this process streams wake their readers at once, with no read).
+   * @default the store's `runs.followPollMs` (250)
    */
   pollIntervalMs?: number;
+  /**
+   * How long after an answer ended `resumeExistingStream` still replays it (store clock): a
+   * client that lost its stream and reconnects without reloading gets the rest of the answer
+   * and how it ended (completed, or the marker of a stop or crash). `useChat`'s default
+   * transport rebuilds the message from the replay's `start` chunk, so a page that reloaded
+   * meanwhile shows it once. 0 replays only an answer still in progress.
+   * @default 300000 (5 minutes)
+   */
+  replayEndedWithinMs?: number;
   /**
    * Errors of background work no request is waiting for: a model stream that threw, an
    * `onFinish` that threw, a save that failed (the answer then stays in the journal and is
@@ -36,8 +44,9 @@ export interface ResumableStreamContextOptions {
 export interface ResolvedOptions {
   store: SessionStore;
   waitUntil: ((promise: Promise<unknown>) => void) | null;
-  graceMs: number;
-  pollIntervalMs: number;
+  /** Null: the store's own `runs.followPollMs`. */
+  pollIntervalMs: number | null;
+  replayEndedWithinMs: number;
   onError: (error: unknown, context: { chatId: string; runId: string }) => void;
 }
 
@@ -46,6 +55,7 @@ const knownOptions: ReadonlySet<string> = new Set([
   'waitUntil',
   'graceMs',
   'pollIntervalMs',
+  'replayEndedWithinMs',
   'onError',
 ]);
 
@@ -90,11 +100,26 @@ export function resolveOptions(options: ResumableStreamContextOptions): Resolved
       'Option `onError` must be a function (error, { chatId, runId }) => void',
     );
   }
+  // Checked as before (a bad value is still a mistake worth reporting), then unused.
+  positive('graceMs', 30_000);
+  const replayEndedWithinMs = options.replayEndedWithinMs ?? 300_000;
+  if (
+    typeof replayEndedWithinMs !== 'number' ||
+    !Number.isFinite(replayEndedWithinMs) ||
+    replayEndedWithinMs < 0
+  ) {
+    throw new InvalidConfigError(
+      'Option `replayEndedWithinMs` must be a non-negative number of milliseconds',
+    );
+  }
   return {
     store,
     waitUntil: options.waitUntil ?? null,
-    graceMs: positive('graceMs', 30_000),
-    pollIntervalMs: positive('pollIntervalMs', 250),
+    replayEndedWithinMs,
+    pollIntervalMs:
+      options.pollIntervalMs === undefined
+        ? null
+        : Math.min(2_147_483_647, Math.ceil(positive('pollIntervalMs', 250))),
     onError:
       options.onError ??
       ((error, context) =>

@@ -1,6 +1,6 @@
+import type { FollowRunItem } from '@keepsake/core';
 import type { UIMessageChunk } from 'ai';
 import { chunkOfRecord, isOutputRecord } from './chunk-records.js';
-import type { TailItem } from './journal-tail.js';
 import { type KeepsakeMarkerPart, markerPartForEnding, markerPartOf } from './marker-part.js';
 import { OpenParts } from './message-from-chunks.js';
 
@@ -21,7 +21,7 @@ export interface ReplayOptions {
  * never go on.
  */
 export function replayStream(
-  items: AsyncGenerator<TailItem>,
+  items: AsyncGenerator<FollowRunItem>,
   options: ReplayOptions,
 ): ReadableStream<UIMessageChunk> {
   const open = new OpenParts();
@@ -29,7 +29,7 @@ export function replayStream(
   let errorMessage: string | null = null;
   let ended = false;
 
-  const chunksOf = (item: TailItem): UIMessageChunk[] => {
+  const chunksOf = (item: FollowRunItem): UIMessageChunk[] => {
     if (item.kind === 'record') {
       const { record } = item;
       if (isOutputRecord(record)) hadOutput = true;
@@ -41,12 +41,15 @@ export function replayStream(
       open.observe(chunk);
       return [chunk];
     }
+    // E2, E3: core reads past damaged records; the answer goes on after them.
+    if (item.kind === 'skipped') return [];
     ended = true;
-    if (item.reason === 'deleted') return finishing([]);
+    const { ending } = item;
+    if (ending.reason === 'deleted') return finishing([]);
     const marker: KeepsakeMarkerPart | null =
-      item.marker !== null
-        ? markerPartOf(item.marker.marker, textOf(item.marker.message.content))
-        : markerPartForEnding(item.state, { hadOutput, errorMessage });
+      ending.markerMessage !== null
+        ? markerPartOf(ending.markerMessage.marker, textOf(ending.markerMessage.content))
+        : markerPartForEnding(ending.state, { hadOutput, errorMessage });
     if (marker === null) return finishing([]);
     return finishing([...open.closingChunks(), marker as UIMessageChunk]);
   };

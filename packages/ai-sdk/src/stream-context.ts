@@ -2,6 +2,7 @@ import {
   type CancelOutcome,
   NotFoundError,
   type RunHandle,
+  type Session,
   type SessionStore,
 } from '@keepsake/core';
 import type { InferUIMessageChunk, UIMessage, UIMessageChunk } from 'ai';
@@ -12,8 +13,6 @@ import {
   resolveOptions,
 } from './context-options.js';
 import { answerMessageIdOf, sessionIdOfChat } from './ids.js';
-import { tailJournal } from './journal-tail.js';
-import { JournalWaker } from './journal-waker.js';
 import { replayStream } from './replay-stream.js';
 import { produce } from './run-producer.js';
 import { type RunStart, startRun } from './run-start.js';
@@ -83,14 +82,16 @@ export interface ResumableStreamContext<UI_MESSAGE extends UIMessage = UIMessage
     options: ResumableStreamOptions<UI_MESSAGE>,
   ): Promise<ReadableStream<InferUIMessageChunk<UI_MESSAGE>>>;
   /**
-   * The stream of the answer the chat is waiting for, replayed from its first chunk, or null
-   * when there is none (answer with 204: `useChat({ resume: true })` then stays as it is).
-   * Works on any instance over the same backend and after the producing process died.
+   * The stream of the answer the chat is waiting for, replayed from its first chunk to its
+   * ending (E9), or else of its last answer if that ended within `replayEndedWithinMs` (a
+   * client that reconnects after the end learns how it ended and what was kept), or null
+   * (answer with 204: `useChat({ resume: true })` then stays as it is). Works on any
+   * instance over the same backend and after the producing process died.
    */
   resumeExistingStream(
     chatId: string,
   ): Promise<ReadableStream<InferUIMessageChunk<UI_MESSAGE>> | null>;
-  /** The run id of the answer the chat is waiting for, or null. */
+  /** The run id of the answer `resumeExistingStream` would replay, or null. */
   hasExistingStream(chatId: string): Promise<string | null>;
   /**
    * E6: stops the chat's answer, whichever instance streams it. The partial answer (every
@@ -122,23 +123,16 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
 ): ResumableStreamContext<UI_MESSAGE> {
   const settings = resolveOptions(options);
   const { store } = settings;
-  const waker = new JournalWaker(store);
   const live = new Map<string, LiveAnswer>();
   const readers = new Set<AbortController>();
 
   const replay = (sessionId: string, runId: string): ReadableStream<UIMessageChunk> => {
     const controller = new AbortController();
     readers.add(controller);
-    const items = tailJournal({
-      store,
-      waker,
-      sessionId,
-      runId,
-      afterSequence: 0,
+    // E9: core follows the run to its one ending, whichever instance produces it.
+    const items = store.followRun(sessionId, runId, {
       signal: controller.signal,
-      pollIntervalMs: settings.pollIntervalMs,
-      graceMs: settings.graceMs,
-      isLocal: () => live.has(runId),
+      ...(settings.pollIntervalMs === null ? {} : { pollIntervalMs: settings.pollIntervalMs }),
     });
     return replayStream(
       (async function* () {
@@ -231,13 +225,13 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
 
     async resumeExistingStream(chatId) {
       const sessionId = sessionIdOfChat(chatId);
-      const runId = await activeRunOf(store, sessionId);
+      const runId = await resumableRunOf(store, sessionId, settings.replayEndedWithinMs);
       if (runId === null) return null;
       return replay(sessionId, runId) as ReadableStream<InferUIMessageChunk<UI_MESSAGE>>;
     },
 
     hasExistingStream(chatId) {
-      return activeRunOf(store, sessionIdOfChat(chatId));
+      return resumableRunOf(store, sessionIdOfChat(chatId), settings.replayEndedWithinMs);
     },
 
     async stopStream(chatId, stopOptions = {}) {
@@ -260,7 +254,6 @@ export function createResumableStreamContext<UI_MESSAGE extends UIMessage = UIMe
     close() {
       for (const reader of readers) reader.abort();
       readers.clear();
-      waker.close();
     },
   };
 }
@@ -290,13 +283,29 @@ function reportSafely(
   }
 }
 
-async function activeRunOf(store: SessionStore, sessionId: string): Promise<string | null> {
+/**
+ * The answer a resume replays: the one the chat is waiting for, or else the chat's last
+ * answer when it ended within `endedWithinMs` (store clock). A client that only reconnects
+ * (no reload) after its answer ended, completed or cut off by a crash repair, gets the rest
+ * and the ending instead of a 204 that leaves its partial answer on screen for good.
+ */
+async function resumableRunOf(
+  store: SessionStore,
+  sessionId: string,
+  endedWithinMs: number,
+): Promise<string | null> {
+  let session: Session;
   try {
     // refresh: another instance may have started, ended or recovered the answer.
-    const session = await store.load(sessionId, { refresh: true });
-    return session.pending?.streamId ?? null;
+    session = await store.load(sessionId, { refresh: true });
   } catch (error) {
     if (NotFoundError.isInstance(error)) return null;
     throw error;
   }
+  if (session.pending !== null) return session.pending.streamId;
+  if (endedWithinMs <= 0) return null;
+  const last = session.messages.at(-1);
+  const runId = last?.marker?.runId ?? (last?.role === 'assistant' ? last.runId : undefined);
+  if (last === undefined || runId === undefined || runId === null) return null;
+  return store.clock.now() - last.createdAt <= endedWithinMs ? runId : null;
 }

@@ -21,7 +21,7 @@ import {
   sessionIdOfChat,
 } from '../src/index.js';
 import { messageFromChunks } from '../src/message-from-chunks.js';
-import { answerWords, dataSchemas, userMessage } from './helpers/chunk-streams.js';
+import { answerWords, dataSchemas, readAll, userMessage } from './helpers/chunk-streams.js';
 import { scriptedModel } from './helpers/scripted-model.js';
 import { type Backend, createBackend } from './helpers/stores.js';
 
@@ -99,8 +99,10 @@ describe('with streamText and the SSE response the AI SDK client reads', () => {
     );
     const chunks = await readAsTheClientDoes(createUIMessageStreamResponse({ stream }));
     await context.settle();
+    // Ended: a resume replays it to its finish (E9), the same chunks the client read.
     const resumedLater = await context.resumeExistingStream('streamtext-chat');
-    expect(resumedLater).toBeNull();
+    const replayed = await readAll(resumedLater!);
+    expect(replayed.map((chunk) => chunk.type)).toEqual(chunks.map((chunk) => chunk.type));
     const chat = await loadChat(backend.open(), 'streamtext-chat');
     expect(chat[1]).toStrictEqual(await messageFromChunks(chunks, 'unused'));
     expect(chat[1]!.parts.map((part) => part.type)).toEqual([

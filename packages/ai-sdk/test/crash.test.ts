@@ -132,10 +132,12 @@ describe('SIGKILL of the producing process (fs)', () => {
 
       // Another server instance, started after the crash.
       const store = backend.open({ recovery: { graceMs: GRACE_MS } });
+      // Only an answer still in progress is resumed here (an ended one is checked in the
+      // transcript below; resume.test.ts covers the replay of ended answers).
       const context = createResumableStreamContext({
         store,
-        graceMs: GRACE_MS,
         pollIntervalMs: 20,
+        replayEndedWithinMs: 0,
       });
       try {
         const resumed = await context.resumeExistingStream(chatId);

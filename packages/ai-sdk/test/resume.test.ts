@@ -101,7 +101,7 @@ describe.each(['memory', 'fs'] as const)('resumable streams on %s', (backendName
     return gate;
   }
 
-  it('a reload resumes: the replay starts from the first chunk, and a finished answer has nothing to resume', async () => {
+  it('a reload resumes: the replay starts from the first chunk; a finished answer replays to its end for a while (E9), then has nothing to resume', async () => {
     const chatId = newChat();
     const chunks = scriptedAnswer(answerWords(12));
     const gate = gated(chunks);
@@ -122,6 +122,13 @@ describe.each(['memory', 'fs'] as const)('resumable streams on %s', (backendName
     expect(replayed.map((chunk) => chunk.type)).toEqual(chunks.map((chunk) => chunk.type));
     expect(textOf(replayed)).toBe(textOf(chunks));
     await context.settle();
+    // A client that only reconnects after the end still gets the answer and its finish.
+    const runId = await context.hasExistingStream(chatId);
+    expect(runId).not.toBeNull();
+    const afterEnd = await readAll((await context.resumeExistingStream(chatId))!);
+    expect(afterEnd.map((chunk) => chunk.type)).toEqual(chunks.map((chunk) => chunk.type));
+    // Past `replayEndedWithinMs` (5 minutes, store clock) there is nothing to resume.
+    await clock.advance(300_001);
     expect(await context.resumeExistingStream(chatId)).toBeNull();
     expect(await context.hasExistingStream(chatId)).toBeNull();
     const chat = await loadChat(store, chatId);
@@ -586,7 +593,9 @@ describe.each(['memory', 'fs'] as const)('resumable streams on %s', (backendName
       expect(maker.find(isMarker)).toMatchObject({ data: { type: 'errored' } });
       expect(model.find(isMarker)).toMatchObject({ data: { type: 'errored' } });
       for (const chatId of [throwingMaker, throwingModel, throwingFinish]) {
-        expect(await context.hasExistingStream(chatId)).toBeNull();
+        // Ended: the chat waits for no answer (E9's replay of an ended one aside).
+        const session = await store.load(sessionIdOfChat(chatId), { refresh: true });
+        expect(session.pending).toBeNull();
       }
       expect((await transcriptOf(store, throwingFinish)).at(-1)).toMatch(/:done$/);
       const reported = consoleError.mock.calls.flat().filter((value) => value instanceof Error);

@@ -41,6 +41,7 @@ export type * from './lifecycle/memory-types.js';
 export type * from './options/store-options.js';
 export { MARKER_WORDING } from './recovery/markers.js';
 export type * from './runs/follow/follow-types.js';
+export { type RunStanding, runStandingIn as runStandingOf } from './runs/follow/run-standing.js';
 export type * from './runs/run-types.js';
 export { createMessage } from './sessions/create-message.js';
 export { decodeStoredSession, encodeSessionDocument } from './sessions/documents/codec-helpers.js';

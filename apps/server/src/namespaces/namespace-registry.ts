@@ -6,7 +6,6 @@ import { createBackendAdapter } from '../backends/backend-factory.js';
 import type { ServerConfig } from '../config/config-schema.js';
 import type { DemoMemoryProvider } from '../memory/demo-memory-provider.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
-import { JournalWaker } from '../runs/journal-waker.js';
 import { RunExecutor } from '../runs/run-executor.js';
 
 /** The namespace every request uses in open mode (no tokens configured). */
@@ -17,7 +16,6 @@ export interface Namespace {
   readonly name: string;
   readonly store: SessionStore;
   readonly runs: RunExecutor;
-  readonly waker: JournalWaker;
   /** The session this namespace last sent a message to: the boundary for memory commits. */
   lastActiveSessionId: string | null;
 }
@@ -87,7 +85,6 @@ export class NamespaceRegistry {
     await Promise.all(
       this.all().map(async (namespace) => {
         namespace.runs.close();
-        namespace.waker.close();
         try {
           reports.set(namespace.name, await namespace.store.close());
         } catch (error) {
@@ -106,6 +103,7 @@ async function openNamespace(name: string, options: NamespaceRegistryOptions): P
     journal: { durability: config.store.journalDurability },
     recovery: { graceMs: config.store.recoveryGraceMs },
     checkpoint: { intervalMs: config.store.checkpointIntervalMs },
+    runs: { followPollMs: config.streaming.pollIntervalMs },
     // Shutdown gives the stores the last quarter of its deadline (see shutdown.ts).
     lifecycle: { drainDeadlineMs: Math.max(1, Math.floor(config.server.shutdownDeadlineMs / 8)) },
   });
@@ -121,7 +119,7 @@ async function openNamespace(name: string, options: NamespaceRegistryOptions): P
     logger: logger.child({ namespace: name }),
     onConflictRetry: (operation) => metrics.recordConflictRetry(operation),
   });
-  return { name, store, runs, waker: new JournalWaker(store), lastActiveSessionId: null };
+  return { name, store, runs, lastActiveSessionId: null };
 }
 
 function digest(token: string): string {

@@ -1,4 +1,13 @@
-import { type JournalEventType, type Marker, NotFoundError } from '@keepsake/core';
+import {
+  type FollowRunItem,
+  type JournalEventType,
+  type Marker,
+  NotFoundError,
+  type RunEnding,
+  type RunStanding,
+  runStandingOf,
+  type SessionStore,
+} from '@keepsake/core';
 import type { FastifyInstance } from 'fastify';
 import { namespaceOf } from '../auth/authenticate.js';
 import { requireEventStream } from '../http/event-stream-accept.js';
@@ -15,17 +24,11 @@ import {
 import type { Namespace } from '../namespaces/namespace-registry.js';
 import { retryOnConflict } from '../runs/conflict-retry.js';
 import { textOf } from '../runs/journal-events.js';
-import { type TailItem, tailJournal } from '../runs/journal-tail.js';
-import { loadRunStanding, type RunStanding } from '../runs/run-standing.js';
 import type { StreamRegistry } from '../runs/stream-registry.js';
 import { removeLastTurn } from '../transcript/turn-edits.js';
 
 export interface RunRouteDependencies {
   maxMessageChars: number;
-  pollIntervalMs: number;
-  recoveryProbeMs: number;
-  /** The store's recovery grace (F1, F2). */
-  graceMs: number;
   streams: StreamRegistry;
   /** Refuses new runs once shutdown began (503). */
   assertAcceptingRuns: () => void;
@@ -108,19 +111,12 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
     reply.sse.sendHeaders();
     reply.raw.write(`: run ${runId}\n\n`);
     try {
+      // E9: core follows the run to its one ending, whichever instance streams it.
       await reply.sse.send(
         toSseMessages(
-          tailJournal({
-            store: namespace.store,
-            waker: namespace.waker,
-            sessionId,
-            runId,
-            afterSequence,
+          namespace.store.followRun(sessionId, runId, {
+            after: afterSequence,
             signal: stream.signal,
-            pollIntervalMs: dependencies.pollIntervalMs,
-            recoveryProbeMs: dependencies.recoveryProbeMs,
-            graceMs: dependencies.graceMs,
-            isLocal: () => namespace.runs.isLocal(runId),
           }),
         ),
       );
@@ -181,6 +177,16 @@ async function assertRunKnown(
   return standing;
 }
 
+/** Loads the session afresh (which repairs a dead run's turn, F1) and reads its standing. */
+async function loadRunStanding(
+  store: SessionStore,
+  sessionId: string,
+  runId: string,
+): Promise<RunStanding> {
+  // refresh: another process may have recovered or continued the run since it was cached.
+  return runStandingOf(await store.load(sessionId, { refresh: true }), runId);
+}
+
 /** How the session's turn stands for a run, for `GET …/runs/:runId`. */
 function describeTurn(standing: RunStanding): {
   pending: boolean;
@@ -190,7 +196,7 @@ function describeTurn(standing: RunStanding): {
     pending: standing.kind === 'pending',
     marker:
       standing.kind === 'marker'
-        ? { type: standing.marker.type, wording: standing.marker.wording }
+        ? { type: standing.message.marker.type, wording: standing.message.marker.wording }
         : null,
   };
 }
@@ -205,7 +211,7 @@ const eventTypeOfMarker: Record<Marker['type'], JournalEventType> = {
 
 type SseMessage = { id?: string; event: string; data: unknown };
 
-async function* toSseMessages(items: AsyncIterable<TailItem>): AsyncGenerator<SseMessage> {
+async function* toSseMessages(items: AsyncIterable<FollowRunItem>): AsyncGenerator<SseMessage> {
   for await (const item of items) {
     if (item.kind === 'record') {
       const { record } = item;
@@ -219,19 +225,6 @@ async function* toSseMessages(items: AsyncIterable<TailItem>): AsyncGenerator<Ss
           eventId: record.eventId,
           at: record.at,
           data: record.data,
-        },
-      };
-    } else if (item.kind === 'marker') {
-      // No journal record stands behind it, so no id: a resume position is a sequence.
-      const type = eventTypeOfMarker[item.marker.type];
-      yield {
-        event: type,
-        data: {
-          sequence: null,
-          type,
-          eventId: null,
-          at: item.at,
-          data: { reason: 'no-journal', wording: item.marker.wording, message: item.text },
         },
       };
     } else if (item.kind === 'skipped') {
@@ -255,13 +248,55 @@ async function* toSseMessages(items: AsyncIterable<TailItem>): AsyncGenerator<Ss
         },
       };
     } else {
-      yield { event: 'end', data: { reason: item.reason, terminalState: item.terminalState } };
+      yield* endingMessages(item.ending);
     }
   }
 }
 
+/**
+ * The stream's last messages. A run that ended without a journal record of its ending (it
+ * died before its first record; its session's marker says how it ended) gets an event
+ * shaped like that record first, with no id: a resume position is a sequence.
+ */
+function* endingMessages(ending: RunEnding): Generator<SseMessage> {
+  const marker = ending.markerMessage;
+  if (ending.reason === 'session' && marker !== null) {
+    const type = eventTypeOfMarker[marker.marker.type];
+    yield {
+      event: type,
+      data: {
+        sequence: null,
+        type,
+        eventId: null,
+        at: marker.createdAt,
+        data: {
+          reason: 'no-journal',
+          wording: marker.marker.wording,
+          message: typeof marker.content === 'string' ? marker.content : '',
+        },
+      },
+    };
+  }
+  yield {
+    event: 'end',
+    data: {
+      reason: END_REASON[ending.reason],
+      terminalState: ending.state,
+      marker: marker === null ? null : { type: marker.marker.type, wording: marker.marker.wording },
+    },
+  };
+}
+
+/** The stream's end reasons, as clients have known them. */
+const END_REASON: Record<RunEnding['reason'], string> = {
+  journal: 'terminal',
+  session: 'no-journal',
+  deleted: 'session-deleted',
+  unknown: 'no-journal',
+};
+
 /** E2, E3: what a reader of the stream is told about records it will not get. */
-function describeSkipped(item: Extract<TailItem, { kind: 'skipped' }>): string {
+function describeSkipped(item: Extract<FollowRunItem, { kind: 'skipped' }>): string {
   const parts = [
     ...item.invalidRecords.map((entry) => `record ${entry.sequence} skipped: ${entry.reason}`),
     ...item.gaps.map((gap) =>

@@ -165,27 +165,39 @@ export function defineFollowRunTests(suite: SpecRegistrar): void {
     'a follower on another instance ends a run whose owner died: its own loads repair the turn once the grace has passed (F1), with records or before the first, and it ends with the crash marker',
     async (env) => {
       for (const withRecords of [true, false]) {
-        const owner = await env.openStore(QUIET_WORKER);
-        const reader = await env.openStore(FOLLOWER);
-        const { sessionId, run } = await startRun(env, owner);
-        if (withRecords) await run.append({ type: 'token', data: { text: 'kept' } });
-        env.killProcess(owner);
-        const there = follow(reader.store, sessionId, run.runId);
-        await advanceUntil(env, there);
-        const followed = await there;
-        const label = withRecords ? 'with records' : 'before its first record';
-        expect(followed.records.at(-1)?.type, label).toBe('interrupted');
-        expect(followed.ending, label).toMatchObject({ state: 'interrupted-by-crash' });
-        const loaded = await reader.store.load(sessionId);
-        expect(loaded.pending, label).toBeNull();
-        const marker = loaded.messages.find((message) => message.marker?.runId === run.runId);
-        expect(marker?.marker?.type, label).toBe('interrupted');
-        if (withRecords) {
-          expect(followed.records[0]?.data, label).toEqual({ text: 'kept' });
-          expect(
-            loaded.messages.some((message) => message.content === 'kept'),
-            label,
-          ).toBe(true);
+        // The follower starts before the grace has passed, or after (a reconnect): either
+        // way one move of the clock past the grace is all it takes, never a second grace.
+        for (const startsLate of [false, true]) {
+          const owner = await env.openStore(QUIET_WORKER);
+          const reader = await env.openStore(FOLLOWER);
+          const { sessionId, run } = await startRun(env, owner);
+          if (withRecords) await run.append({ type: 'token', data: { text: 'kept' } });
+          env.killProcess(owner);
+          let there: Promise<Followed>;
+          if (startsLate) {
+            await env.clock.advance(PAST_GRACE_MS);
+            there = follow(reader.store, sessionId, run.runId);
+          } else {
+            there = follow(reader.store, sessionId, run.runId);
+            // Let it catch up and go quiet first (its reads are real time).
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            await env.clock.advance(PAST_GRACE_MS);
+          }
+          const followed = await there;
+          const label = `${withRecords ? 'with records' : 'before its first record'}, ${startsLate ? 'followed after the grace' : 'followed before'}`;
+          expect(followed.records.at(-1)?.type, label).toBe('interrupted');
+          expect(followed.ending, label).toMatchObject({ state: 'interrupted-by-crash' });
+          const loaded = await reader.store.load(sessionId);
+          expect(loaded.pending, label).toBeNull();
+          const marker = loaded.messages.find((message) => message.marker?.runId === run.runId);
+          expect(marker?.marker?.type, label).toBe('interrupted');
+          if (withRecords) {
+            expect(followed.records[0]?.data, label).toEqual({ text: 'kept' });
+            expect(
+              loaded.messages.some((message) => message.content === 'kept'),
+              label,
+            ).toBe(true);
+          }
         }
       }
     },

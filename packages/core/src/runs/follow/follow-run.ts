@@ -85,7 +85,6 @@ class Follow {
   private after: number;
   /** When (store clock) the session is looked at next, for a run not streamed here. */
   private lookAt: number;
-  private lookedAtSession = false;
   /** The last record's time: a repair waits `graceMs` past it (F1). */
   private lastRecordAt = 0;
   /**
@@ -103,7 +102,8 @@ class Follow {
     private readonly settings: FollowSettings,
   ) {
     this.after = settings.after;
-    this.lookAt = host.clock.now() + host.graceMs;
+    // Looked at once caught up, unless records came first (their times say when to look).
+    this.lookAt = host.clock.now();
   }
 
   private get stopped(): boolean {
@@ -154,7 +154,9 @@ class Follow {
       if (page.lastSequence > this.after) this.after = page.lastSequence;
       if (moved) {
         this.settledReads = 0;
-        this.lookAt = Math.max(this.lookAt, host.clock.now() + host.graceMs);
+        // A repair waits `graceMs` past the run's last sign of life, its last record (F1):
+        // look right then (the record's own time, as the repair reads it).
+        if (this.lastRecordAt > 0) this.lookAt = this.lastRecordAt + host.graceMs;
         mustRead = page.records.length + page.invalidRecords.length >= FOLLOW_PAGE;
         if (!mustRead) await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
         continue;
@@ -173,7 +175,7 @@ class Follow {
           return;
         }
       }
-      if (!host.isLiveHere(runId) && this.sessionLookDue(page.exists)) {
+      if (!host.isLiveHere(runId) && this.sessionLookDue()) {
         const outcome = await this.lookAtSession(page.exists);
         if (outcome === 'read') {
           mustRead = true;
@@ -200,18 +202,17 @@ class Follow {
     return state === undefined ? null : this.ending(state);
   }
 
-  private sessionLookDue(journalExists: boolean): boolean {
+  private sessionLookDue(): boolean {
     if (this.settledReads > 0) return true;
-    // A run without a journal is looked up at once (a reconnect after its marker became
-    // final ends straight away), then on the schedule `nextLookAt` sets.
-    if (!journalExists && !this.lookedAtSession) return true;
+    // A run without a journal, or whose records someone else read, is looked up at once (a
+    // reconnect after its marker became final ends straight away), then on the schedule
+    // `nextLookAt` sets.
     return this.host.clock.now() >= this.lookAt;
   }
 
   /** Loads the session: an ending, 'read' to read the journal again, or null to wait on. */
   private async lookAtSession(journalExists: boolean): Promise<RunEnding | 'read' | null> {
     const { host, sessionId, runId } = this;
-    this.lookedAtSession = true;
     const standing = await standingOf(host, sessionId, runId);
     // E5: the session shows the turn answered, but its journal never got its ending (its
     // process died between complete()'s save and the seal): seal it, then read on.

@@ -17,6 +17,11 @@ export type RunStanding =
   /** The session is gone (B8). */
   | { kind: 'deleted' };
 
+/**
+ * How `session` stands toward run `runId` (public as `runStandingOf`): for a server that
+ * answers for a run id it handed out, also one whose run died before its first record.
+ * Load the session with `{ refresh: true }` first: that load is what repairs a dead run (F1).
+ */
 export function runStandingIn(session: Session, runId: string): RunStanding {
   const pending = session.pending;
   if (pending?.streamId === runId) {
