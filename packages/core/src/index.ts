@@ -1,5 +1,6 @@
 export type {
   AdapterCapabilities,
+  AdapterLiveness,
   AppendLogResult,
   CapabilityGap,
   Collection,
@@ -12,6 +13,7 @@ export type {
   LogDurability,
   LogReadResult,
   LogRecordInput,
+  OwnerState,
   PutResult,
   QuarantinedDocument,
   StorageAdapter,

@@ -385,5 +385,8 @@ function followHostOf(store: KeepsakeStore, runs: StoreRuns): FollowRunHost {
     loadFresh: (sessionId) => store.load(sessionId, { refresh: true }),
     closeAnsweredRun: (sessionId, runId) => runs.closeAnsweredRun(sessionId, runId),
     isLiveHere: (runId) => runs.isLiveHere(runId),
+    knowsOwners: store.adapter.liveness !== undefined,
+    ownerState: (ownerId) =>
+      store.adapter.liveness?.ownerState(ownerId) ?? Promise.resolve('unknown'),
   };
 }

@@ -29,6 +29,7 @@ import { JournalStore } from './journal-store.js';
 import { LAYOUT_VERSION } from './layout.js';
 import { replayDeadLogs } from './log-replay.js';
 import { type FsAdapterOptions, resolveOptions } from './options.js';
+import { OwnerLiveness } from './owner-liveness.js';
 import { QuarantineStore } from './quarantine.js';
 import { sweepLeftovers } from './sweep.js';
 
@@ -57,6 +58,7 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
   const groupCommitLog = new GroupCommitLog(context);
   const journals = new JournalStore(context, groupCommitLog);
   const quarantine = new QuarantineStore(context);
+  const liveness = new OwnerLiveness(fileSystem);
   let closed = false;
   let closing: Promise<void> | null = null;
   /**
@@ -93,9 +95,11 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
     specificationVersion: 'v1',
     name: ADAPTER_NAME,
     capabilities: fsCapabilities,
+    liveness,
 
     open: () =>
       call('open', async () => {
+        await liveness.learnBoot();
         // A2: a root that cannot be made is a typed error naming the option that set it.
         await makeDirectory(
           fileSystem,
@@ -204,6 +208,7 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
 
   async function closeOnce(): Promise<void> {
     closed = true;
+    liveness.release();
     // Their outcomes go to their callers; close() only waits for them to end.
     await Promise.allSettled([...inFlight]);
     // Every journal is let go and the log closed even when a journal write failed (the

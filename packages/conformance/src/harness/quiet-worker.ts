@@ -1,4 +1,4 @@
-import type { Session } from '@keepsake/core';
+import type { AdapterLiveness, Session } from '@keepsake/core';
 
 /** The default recovery grace period (F1, 30 s) plus a margin, on the store's clock. */
 export const PAST_GRACE_MS = 31_000;
@@ -12,4 +12,18 @@ export const QUIET_WORKER = {
 /** The transcript's markers (E6, F1: a turn ends with at most one). */
 export function markersOf(session: Session) {
   return session.messages.filter((message) => message.marker !== undefined);
+}
+
+/**
+ * F1: whether `reader`'s adapter says for certain that the owner of `worker`'s runs is gone
+ * (liveness; fs after a simulated machine crash: another boot). A dead run whose owner is
+ * certainly gone is repaired at once; any other waits out the grace.
+ */
+export async function ownerIsGone(
+  worker: { adapter: { liveness?: AdapterLiveness | undefined } },
+  reader: { adapter: { liveness?: AdapterLiveness | undefined } },
+): Promise<boolean> {
+  const ownerId = worker.adapter.liveness?.ownerId;
+  if (ownerId === undefined || reader.adapter.liveness === undefined) return false;
+  return (await reader.adapter.liveness.ownerState(ownerId)) === 'gone';
 }

@@ -1,4 +1,5 @@
 import {
+  type AdapterLiveness,
   BackendUnavailableError,
   REQUIRED_ADAPTER_PRIMITIVES,
   type StorageAdapter,
@@ -71,11 +72,27 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
    * property unless assigned).
    */
   declare readonly readQuarantined?: NonNullable<StorageAdapterV1['readQuarantined']>;
+  /** How many times this adapter was asked whether a run's owner is alive (F1). */
+  ownerChecks = 0;
+  /** F1: the wrapped adapter's liveness, when it has one, counting the questions asked. */
+  declare readonly liveness?: AdapterLiveness;
 
   constructor(readonly inner: StorageAdapter) {
     if (typeof inner.readQuarantined === 'function') {
       this.readQuarantined = (...args) =>
         this.invoke('readQuarantined', args) as Promise<string | null>;
+    }
+    const liveness = inner.liveness;
+    if (liveness !== undefined) {
+      this.liveness = {
+        get ownerId() {
+          return liveness.ownerId;
+        },
+        ownerState: (ownerId) => {
+          this.ownerChecks++;
+          return liveness.ownerState(ownerId);
+        },
+      };
     }
   }
 

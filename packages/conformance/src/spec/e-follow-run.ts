@@ -205,6 +205,58 @@ export function defineFollowRunTests(suite: SpecRegistrar): void {
 
   suite.test(
     'E9',
+    "where the adapter can tell whether a run's owner is alive (liveness), a follower ends a dead owner's run at once, without waiting out the grace, and leaves a live but silent owner's run alone",
+    async (env) => {
+      const probe = await env.openStore();
+      if (probe.adapter.liveness === undefined) {
+        env.notVerifiedNote =
+          "the adapter has no liveness: a dead owner's run is repaired once the grace has passed (F1)";
+        return;
+      }
+      // Alive but silent: asked about, never taken over, however often the follower asks.
+      const live = await env.openStore(QUIET_WORKER);
+      const watcher = await env.openStore(FOLLOWER);
+      const silent = await startRun(env, live);
+      const controller = new AbortController();
+      const watching = follow(
+        watcher.store,
+        silent.sessionId,
+        silent.run.runId,
+        0,
+        controller.signal,
+      );
+      while (watcher.adapter.ownerChecks < 2)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(
+        (await watcher.store.load(silent.sessionId, { refresh: true })).pending?.streamId,
+      ).toBe(silent.run.runId);
+      controller.abort();
+      expect((await watching).ending).toBeNull();
+      await silent.run.append({ type: 'token', data: { text: 'still here' } });
+      await silent.run.complete();
+
+      // Dead: the clock never moves, yet the follower ends with the crash marker.
+      for (const withRecords of [true, false]) {
+        const owner = await env.openStore(QUIET_WORKER);
+        const reader = await env.openStore(FOLLOWER);
+        const { sessionId, run } = await startRun(env, owner);
+        if (withRecords) await run.append({ type: 'token', data: { text: 'kept' } });
+        env.killProcess(owner);
+        // Its handles die with its process: the adapter it began the run with is gone (fs:
+        // the token its process held is let go; memory: the adapter is closed).
+        await owner.adapter.inner.close();
+        const followed = await follow(reader.store, sessionId, run.runId);
+        const label = withRecords ? 'with records' : 'before its first record';
+        expect(followed.records.at(-1)?.type, label).toBe('interrupted');
+        expect(followed.ending, label).toMatchObject({ state: 'interrupted-by-crash' });
+        expect(followed.ending?.markerMessage?.marker.type, label).toBe('interrupted');
+        if (withRecords) expect(followed.records[0]?.data, label).toEqual({ text: 'kept' });
+      }
+    },
+  );
+
+  suite.test(
+    'E9',
     'a run whose turn was answered but whose journal never got its ending (its process died between the save and the seal) ends its followers as completed',
     async (env) => {
       const owner = await env.openStore({ journal: { durability: 'each' } });

@@ -8,6 +8,7 @@
 
 import type { SessionSummary } from '../validation/schemas.js';
 import type { Collection } from './collections.js';
+import type { AdapterLiveness } from './liveness.js';
 
 /**
  * The storage adapter contract, version 1. Adapters implement these primitives and
@@ -30,6 +31,11 @@ export interface StorageAdapterV1 {
   /** Short name used in error messages and reports: "memory", "fs", "redis", "s3". */
   readonly name: string;
   readonly capabilities: AdapterCapabilities;
+  /**
+   * Optional (F1, E9): whether a run's owner is alive, so a dead owner's run is repaired at
+   * once rather than after the grace (see AdapterLiveness).
+   */
+  readonly liveness?: AdapterLiveness;
 
   /** Called once by the store before any other call (sweep stale temp files here, B2). */
   open(): Promise<void>;
@@ -185,6 +191,7 @@ export const REQUIRED_ADAPTER_PRIMITIVES = [
 ] as const satisfies ReadonlyArray<keyof StorageAdapterV1>;
 
 export { COLLECTIONS, type Collection } from './collections.js';
+export type { AdapterLiveness, OwnerState } from './liveness.js';
 
 /**
  * What a durable write means on this backend (B3):

@@ -1,5 +1,5 @@
 import { BackendError } from '../errors/storage-errors.js';
-import { assertCollection, assertDocumentId } from '../validation/ids.js';
+import { assertCollection, assertDocumentId, randomId } from '../validation/ids.js';
 import type { SessionSummary } from '../validation/schemas.js';
 import type {
   AdapterCapabilities,
@@ -18,6 +18,7 @@ import type {
   StoredDocument,
   WriteOptions,
 } from './adapter.js';
+import type { AdapterLiveness } from './liveness.js';
 
 /**
  * The data of one in-memory "backend". Adapters created over the same backend see the
@@ -106,13 +107,29 @@ function compareSummaries(left: SessionSummary, right: SessionSummary): number {
   return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
 }
 
+/**
+ * F1: the memory adapters of this process by owner id: open (true) or closed (false). A
+ * memory backend lives in one process, so an adapter that closed is certainly gone, and an
+ * owner id not listed here is another process's (unknown).
+ */
+const memoryOwners = new Map<string, boolean>();
+
 class MemoryAdapter implements StorageAdapterV1 {
   readonly specificationVersion = 'v1' as const;
   readonly name = 'memory';
   readonly capabilities = memoryCapabilities;
+  readonly liveness: AdapterLiveness = {
+    ownerId: `memory:${randomId()}`,
+    ownerState: async (ownerId) => {
+      const open = memoryOwners.get(ownerId);
+      return open === undefined ? 'unknown' : open ? 'alive' : 'gone';
+    },
+  };
   private closed = false;
 
-  constructor(private readonly backend: MemoryBackend) {}
+  constructor(private readonly backend: MemoryBackend) {
+    memoryOwners.set(this.liveness.ownerId, true);
+  }
 
   /** A backend without an index and without sessions starts an empty one (nothing to rebuild). */
   async open(): Promise<void> {
@@ -311,5 +328,6 @@ class MemoryAdapter implements StorageAdapterV1 {
 
   async close(): Promise<void> {
     this.closed = true;
+    memoryOwners.set(this.liveness.ownerId, false);
   }
 }

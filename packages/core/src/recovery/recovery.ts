@@ -12,7 +12,7 @@ import { isFinalState, nextTerminalState, terminalStateOf } from '../journal/ter
 import { foldJournal } from '../journal/transcript.js';
 import { addPendingUserMessage } from '../runs/pending-user-message.js';
 import type { JournalReadResult, RunTerminalState } from '../runs/run-types.js';
-import type { JournalRecord, Message, Session } from '../validation/schemas.js';
+import type { JournalRecord, Message, PendingTurn, Session } from '../validation/schemas.js';
 import { createMarker } from './markers.js';
 import {
   endsForTheUser,
@@ -54,6 +54,22 @@ export interface CrashRecordTail {
 export type PendingRepairOutcome = 'alive' | 'completed' | 'recovered' | 'pending-retry' | 'final';
 
 /**
+ * F1: whether the adapter instance that began the run is certainly gone (its process no
+ * longer exists): its turn is repaired at once, without waiting out the grace. A failure to
+ * ask is no answer: the grace decides, as without liveness.
+ */
+async function ownerIsGone(context: RecoveryContext, pending: PendingTurn): Promise<boolean> {
+  const liveness = context.adapter.liveness;
+  if (pending.ownerId === undefined || liveness === undefined) return false;
+  if (pending.ownerId === liveness.ownerId) return false;
+  try {
+    return (await liveness.ownerState(pending.ownerId)) === 'gone';
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether a load should look at this session: a pending turn not owned here, or a marker
  * still watching its journal. A watching marker that a later turn superseded needs a look
  * too (to stop watching, without reading anything); one that is settled needs none (F2).
@@ -81,7 +97,9 @@ export async function repairPendingTurn(
   // instance, just now), never by the run itself: it is no sign of the run's life.
   const lastRunRecord = read?.records.findLast((record) => record.type !== 'interrupted');
   const lastSign = Math.max(pending.startedAt, pending.heartbeatAt ?? 0, lastRunRecord?.at ?? 0);
-  if (context.now - lastSign < context.graceMs) return 'alive';
+  if (context.now - lastSign < context.graceMs && !(await ownerIsGone(context, pending))) {
+    return 'alive';
+  }
   const journal = await sealBeforeFolding(session, runId, read, context);
   const records = journal?.records ?? [];
   // E2: a journal with damaged or foreign records is not trusted to say how the run ended.

@@ -184,6 +184,10 @@ export class StoreRuns implements RunHost {
         attachments: input.attachments ?? [],
         startedAt: now,
         heartbeatAt: now,
+        // F1: who to ask whether the run's process is alive (AdapterLiveness).
+        ...(this.options.adapter.liveness === undefined
+          ? {}
+          : { ownerId: this.options.adapter.liveness.ownerId }),
       };
       // E8: where the run lives is recorded beside the turn's save, not after it (no extra
       // round trip). A failed record only costs lookups by run id: a warning, not a failure.

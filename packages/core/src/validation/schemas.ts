@@ -101,6 +101,8 @@ export const pendingTurnSchema = z.object({
   startedAt: timestampSchema,
   /** Refreshed by checkpoints, so another instance can tell a live run from a dead one. */
   heartbeatAt: timestampSchema.optional(),
+  /** F1: the adapter instance that began the run (AdapterLiveness), when it can be asked. */
+  ownerId: z.string().min(1).max(512).optional(),
 });
 
 /**

@@ -4,6 +4,7 @@
  * run-standing.ts reads how a session stands toward a run, follow-types.ts the public types.
  */
 
+import type { OwnerState } from '../../adapter/liveness.js';
 import { NotFoundError } from '../../errors/storage-errors.js';
 import type { Clock } from '../../time/clock.js';
 import type { JournalEventType, Marker, Session } from '../../validation/schemas.js';
@@ -34,6 +35,10 @@ export interface FollowRunHost {
   closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null>;
   /** Whether this store streams the run (its appends and endings wake the follower). */
   isLiveHere(runId: string): boolean;
+  /** Whether the backend can say if a run's owner is alive (AdapterLiveness). */
+  readonly knowsOwners: boolean;
+  /** F1: the backend's word on a run's owner (AdapterLiveness). */
+  ownerState(ownerId: string): Promise<OwnerState>;
 }
 
 export interface FollowSettings {
@@ -44,6 +49,13 @@ export interface FollowSettings {
 
 /** Records per read: a slow consumer holds at most this page plus FOLLOWER_BUFFER records. */
 const FOLLOW_PAGE = 256;
+
+/**
+ * How often (real time) a follower of a silent run asks whether its owner is alive, where
+ * the backend can tell (AdapterLiveness): a dead owner's run is then repaired within about
+ * this long, not after the grace.
+ */
+export const OWNER_CHECK_MS = 1_000;
 
 /** Polls a follower waits for a run's marker after its sealing record (E6, F1). */
 const MARKER_POLLS = 4;
@@ -92,6 +104,10 @@ class Follow {
    * once more before ending by the session (a repair may have just appended its record).
    */
   private settledReads = 0;
+  /** The pending turn's owner, to ask about while the run is silent (F1), and when next. */
+  private ownerId: string | null = null;
+  private ownerCheckAt = 0;
+  private ownerLooked = false;
   /** Whether the records up to `after` were checked for an ending (a reconnect's). */
   private checkedBefore = false;
 
@@ -175,7 +191,7 @@ class Follow {
           return;
         }
       }
-      if (!host.isLiveHere(runId) && this.sessionLookDue()) {
+      if (!host.isLiveHere(runId) && (this.sessionLookDue() || (await this.ownerGone()))) {
         const outcome = await this.lookAtSession(page.exists);
         if (outcome === 'read') {
           mustRead = true;
@@ -204,15 +220,30 @@ class Follow {
 
   private sessionLookDue(): boolean {
     if (this.settledReads > 0) return true;
+    // Where the backend knows owners, the first look learns the run's (F1: a dead owner's
+    // run is then repaired within OWNER_CHECK_MS of going silent, not a grace later).
+    if (this.host.knowsOwners && !this.ownerLooked) return true;
     // A run without a journal, or whose records someone else read, is looked up at once (a
     // reconnect after its marker became final ends straight away), then on the schedule
     // `nextLookAt` sets.
     return this.host.clock.now() >= this.lookAt;
   }
 
+  /** F1: whether the silent run's owner is certainly gone (asked once per OWNER_CHECK_MS). */
+  private async ownerGone(): Promise<boolean> {
+    if (this.ownerId === null || Date.now() < this.ownerCheckAt) return false;
+    this.ownerCheckAt = Date.now() + OWNER_CHECK_MS;
+    try {
+      return (await this.host.ownerState(this.ownerId)) === 'gone';
+    } catch {
+      return false;
+    }
+  }
+
   /** Loads the session: an ending, 'read' to read the journal again, or null to wait on. */
   private async lookAtSession(journalExists: boolean): Promise<RunEnding | 'read' | null> {
     const { host, sessionId, runId } = this;
+    this.ownerLooked = true;
     const standing = await standingOf(host, sessionId, runId);
     // E5: the session shows the turn answered, but its journal never got its ending (its
     // process died between complete()'s save and the seal): seal it, then read on.
@@ -226,6 +257,7 @@ class Follow {
       return 'read';
     }
     this.lookAt = this.nextLookAt(standing);
+    this.ownerId = standing.kind === 'pending' ? standing.ownerId : null;
     return null;
   }
 

@@ -7,7 +7,7 @@ import type { Marker, Message, Session } from '../../validation/schemas.js';
  */
 export type RunStanding =
   /** The session's pending turn: live, or dead and not repaired yet (F1). */
-  | { kind: 'pending'; lastSignAt: number }
+  | { kind: 'pending'; lastSignAt: number; ownerId: string | null }
   /** Ended with a marker; not `final` while the marker says output may still arrive (F2). */
   | { kind: 'marker'; message: Message & { marker: Marker }; final: boolean }
   /** Messages or tool calls of the run and no marker: it was answered. */
@@ -25,7 +25,11 @@ export type RunStanding =
 export function runStandingIn(session: Session, runId: string): RunStanding {
   const pending = session.pending;
   if (pending?.streamId === runId) {
-    return { kind: 'pending', lastSignAt: Math.max(pending.startedAt, pending.heartbeatAt ?? 0) };
+    return {
+      kind: 'pending',
+      lastSignAt: Math.max(pending.startedAt, pending.heartbeatAt ?? 0),
+      ownerId: pending.ownerId ?? null,
+    };
   }
   const message = session.messages.findLast((candidate) => candidate.marker?.runId === runId);
   if (message?.marker !== undefined) {

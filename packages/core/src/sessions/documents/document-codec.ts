@@ -249,6 +249,12 @@ function decodePending(value: unknown, problems: DecodeProblem[], now: number) {
         ...(isTimestamp(value.heartbeatAt) && value.heartbeatAt > 0
           ? { heartbeatAt: value.heartbeatAt }
           : {}),
+        // An owner that cannot be read is dropped: the turn then waits for the grace (F1).
+        ...(typeof value.ownerId === 'string' &&
+        value.ownerId.length > 0 &&
+        value.ownerId.length <= 512
+          ? { ownerId: value.ownerId }
+          : {}),
       };
     }
   }
