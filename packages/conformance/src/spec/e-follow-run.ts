@@ -6,10 +6,16 @@
  * nothing. A follower on another instance reads on its poll interval, set small here so
  * the tests wait for events, never for the default.
  */
-import type { FollowRunItem, JournalRecord, RunEnding, SessionStore } from '@keepsake/core';
+import {
+  type FollowRunItem,
+  type JournalRecord,
+  NotFoundError,
+  type RunEnding,
+  type SessionStore,
+} from '@keepsake/core';
 import { expect } from 'vitest';
 import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
-import { captureError, userInput } from '../harness/fixtures.js';
+import { captureError, expectTypedError, userInput } from '../harness/fixtures.js';
 import { PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
@@ -289,8 +295,12 @@ export function defineFollowRunTests(suite: SpecRegistrar): void {
       const owner = await env.openStore(QUIET_WORKER);
       const reader = await env.openStore(FOLLOWER);
       const { sessionId, run } = await startRun(env, owner);
+      // The reader holds the session (cached) before another instance deletes it: a fresh
+      // load must not hand back, or repair, that ghost (B8; found on S3 by timing).
+      await reader.store.load(sessionId);
       const there = follow(reader.store, sessionId, run.runId);
       expect(await owner.store.delete(sessionId)).toBe(true);
+      await expectTypedError(reader.store.load(sessionId, { refresh: true }), NotFoundError);
       await advanceUntil(env, there);
       expect((await there).ending).toMatchObject({ state: null, reason: 'deleted' });
 

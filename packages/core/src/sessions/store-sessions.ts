@@ -66,7 +66,15 @@ export class StoreSessions {
     const { locks, liveSessions } = this.store;
     const entry = await liveSessions.entryFor(id);
     if (options.refresh === true) {
-      await locks.withLockIfNotHeld(id, () => liveSessions.refreshIfClean(entry, id));
+      const outcome = await locks.withLockIfNotHeld(id, () =>
+        liveSessions.refreshIfClean(entry, id),
+      );
+      // B8: another instance deleted it. The cached copy is a ghost: never repaired, never
+      // returned (a follower of its run would end with a marker that no longer exists).
+      if (outcome === 'deleted') {
+        if (this.store.cache.peek(id) === entry) this.store.cache.delete(id);
+        throw new NotFoundError(id);
+      }
     }
     await this.recovery.recoverIfNeeded(entry);
     return entry.session;
