@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { createSessionStore, type SessionStore, type StorageAdapter } from '@keepsake/core';
 import { redisAdapter } from '@keepsake/redis';
 import { RedisServerProcess } from '@keepsake/redis/testing';
@@ -7,6 +8,11 @@ import { validateUIMessages } from 'ai';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  importSnippet,
+  readmeBlocks,
+  readmeBlockWith,
+} from '../../../tooling/readme/run-snippet.mjs';
+import {
   createResumableStreamContext,
   loadChat,
   MARKER_PART_TYPE,
@@ -15,6 +21,7 @@ import {
 import { messageFromChunks } from '../src/message-from-chunks.js';
 import {
   answerWords,
+  chunkStream,
   dataSchemas,
   gatedStream,
   readAll,
@@ -34,8 +41,22 @@ import { uiMessages } from './helpers/ui-message-arbitraries.js';
 interface BackendUnderTest {
   start(): Promise<void>;
   adapter(): StorageAdapter;
+  /** The README's snippet for this backend, connected to the test's server instead. */
+  readmeSnippet(): string;
   stop(): Promise<void>;
 }
+
+const packageDirectory = fileURLToPath(new URL('../', import.meta.url));
+const blocks = readmeBlocks({ packageDirectory, packageName: '@keepsake/ai-sdk' });
+const s3Options = () => ({
+  bucket: s3.bucket,
+  prefix,
+  endpoint: s3.endpoint,
+  region: s3.region,
+  forcePathStyle: true,
+  credentials: { ...s3.credentials },
+  compatibility: s3.compatibility,
+});
 
 let redis: RedisServerProcess;
 let s3: S3Target;
@@ -46,22 +67,22 @@ const backends: Record<'redis' | 's3', BackendUnderTest> = {
       redis = await RedisServerProcess.start({ persistence: 'aof-always' });
     },
     adapter: () => redisAdapter({ url: redis.url, keyPrefix: prefix }),
+    readmeSnippet: () =>
+      readmeBlockWith(blocks, 'openRedisAdapter', 'createResumableStreamContext')
+        .replace("url: 'redis://127.0.0.1:6379'", `url: ${JSON.stringify(redis.url)}`)
+        .replace("keyPrefix: 'chats'", `keyPrefix: ${JSON.stringify(prefix)}`),
     stop: async () => redis?.dispose(),
   },
   s3: {
     start: async () => {
       s3 = await startS3Target({ env: process.env, containerEngine: containerEngineAvailable() });
     },
-    adapter: () =>
-      s3Adapter({
-        bucket: s3.bucket,
-        prefix,
-        endpoint: s3.endpoint,
-        region: s3.region,
-        forcePathStyle: true,
-        credentials: s3.credentials,
-        compatibility: s3.compatibility,
-      }),
+    adapter: () => s3Adapter(s3Options()),
+    readmeSnippet: () =>
+      readmeBlockWith(blocks, 'openS3Adapter', 'createResumableStreamContext').replace(
+        /openS3Adapter\(\{[\s\S]*?\n\}\)/,
+        `openS3Adapter(${JSON.stringify(s3Options())})`,
+      ),
     stop: async () => s3?.dispose(),
   },
 };
@@ -126,5 +147,26 @@ describe.each(['redis', 's3'] as const)('on %s', (name) => {
     expect(after[1]!.parts.at(-1)).toMatchObject({ type: 'text', text: 'again' });
     first.close();
     second.close();
+  });
+
+  it("the README's snippet for this backend runs as written, connected to the test's server", async () => {
+    const code = backend.readmeSnippet();
+    expect(code).toContain(prefix);
+    const { store, streams } = (await importSnippet(packageDirectory, code)) as {
+      store: SessionStore;
+      streams: ReturnType<typeof createResumableStreamContext>;
+    };
+    const answer = await streams.resumableStream(
+      'readme-chat',
+      () => chunkStream(scriptedAnswer(['from', 'the', 'readme'])),
+      { message: userMessage('readme-q', 'Hello') },
+    );
+    const chunks = await readAll(answer);
+    await streams.settle();
+    streams.close();
+    await store.close();
+    const chat = await loadChat(open(), 'readme-chat');
+    expect(chat.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(chat[1]).toStrictEqual(await messageFromChunks(chunks, 'unused'));
   });
 });

@@ -1,0 +1,7 @@
+/** The compiler problems of every ```ts block of `<packageDirectory>/README.md`, as texts. */
+export function typeCheckReadmeBlocks(options: {
+  /** The package's directory, ending with a slash. */
+  packageDirectory: string;
+  /** Imports of this name resolve to the package's `src/index.ts`. */
+  packageName: string;
+}): { blocks: number; problems: string[] };
