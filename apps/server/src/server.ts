@@ -9,6 +9,7 @@ import type { Agent } from './agents/agent.js';
 import { createAgent } from './agents/create-agent.js';
 import { installAuthentication } from './auth/authenticate.js';
 import type { ServerConfig } from './config/config-schema.js';
+import { BackendReadiness } from './health/backend-readiness.js';
 import { ConnectionTracker } from './http/connection-tracker.js';
 import { answerFrameworkError, installErrorHandling } from './http/error-mapping.js';
 import { installJsonBodyParser } from './http/json-body.js';
@@ -92,7 +93,22 @@ export async function createServer(
     );
   });
   await app.register(fastifySSE, { heartbeatInterval: config.streaming.heartbeatMs });
-  registerHealthRoutes(app, { metrics, isReady: () => state.acceptingRuns });
+  // One cheap read per namespace's storage root: a stat on fs, an EXISTS on Redis, a HEAD on S3.
+  const readiness = new BackendReadiness({
+    probe: async () => {
+      await Promise.all(
+        registry.all().map((namespace) => namespace.adapter.hasDocument('sessions', 'readyz')),
+      );
+    },
+    cacheMs: config.server.readinessCacheMs,
+    timeoutMs: config.server.readinessTimeoutMs,
+  });
+  registerHealthRoutes(app, {
+    metrics,
+    isReady: () => state.acceptingRuns,
+    readiness,
+    backend: config.backend.kind,
+  });
   await app.register(fastifyStatic, { root: publicDirectory, prefix: '/' });
   // The demo parses SSE in the browser with the same maintained parser the OpenAI agent uses.
   await app.register(fastifyStatic, {

@@ -147,6 +147,10 @@ export const configSchema = z
           .prefault({}),
         /** SIGTERM: time allowed for runs to finish and the store to close. @default 10000 */
         shutdownDeadlineMs: z.number().int().min(100).default(10_000),
+        /** `/readyz`: a backend probe slower than this counts as unreachable. @default 2000 */
+        readinessTimeoutMs: z.number().int().min(1).max(60_000).default(2_000),
+        /** `/readyz`: how long one probe's result is reused (probes cost one read per interval). @default 1000 */
+        readinessCacheMs: z.number().int().min(0).max(60_000).default(1_000),
         /** @default 'info' */
         logLevel: z
           .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -24,6 +24,12 @@ const environmentVariables: ReadonlyArray<{ name: string; path: string[]; kind: 
     path: ['server', 'shutdownDeadlineMs'],
     kind: 'integer',
   },
+  {
+    name: 'KEEPSAKE_READINESS_TIMEOUT_MS',
+    path: ['server', 'readinessTimeoutMs'],
+    kind: 'integer',
+  },
+  { name: 'KEEPSAKE_READINESS_CACHE_MS', path: ['server', 'readinessCacheMs'], kind: 'integer' },
   { name: 'KEEPSAKE_LOG_LEVEL', path: ['server', 'logLevel'], kind: 'string' },
   { name: 'KEEPSAKE_BACKEND', path: ['backend', 'kind'], kind: 'string' },
   { name: 'KEEPSAKE_DATA_DIR', path: ['backend', 'directory'], kind: 'string' },

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { type CloseReport, createSessionStore, type SessionStore } from '@keepsake/core';
+import {
+  type CloseReport,
+  createSessionStore,
+  type SessionStore,
+  type StorageAdapter,
+} from '@keepsake/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Agent } from '../agents/agent.js';
 import { createBackendAdapter } from '../backends/backend-factory.js';
@@ -15,6 +20,8 @@ export const OPEN_NAMESPACE = 'default';
 export interface Namespace {
   readonly name: string;
   readonly store: SessionStore;
+  /** The store's adapter, for the readiness probe's one cheap read. */
+  readonly adapter: StorageAdapter;
   readonly runs: RunExecutor;
   /** The session this namespace last sent a message to: the boundary for memory commits. */
   lastActiveSessionId: string | null;
@@ -98,8 +105,9 @@ export class NamespaceRegistry {
 
 async function openNamespace(name: string, options: NamespaceRegistryOptions): Promise<Namespace> {
   const { config, agent, memory, metrics, logger } = options;
+  const adapter = createBackendAdapter(config.backend, name);
   const store = createSessionStore({
-    adapter: createBackendAdapter(config.backend, name),
+    adapter,
     journal: { durability: config.store.journalDurability },
     recovery: { graceMs: config.store.recoveryGraceMs },
     checkpoint: { intervalMs: config.store.checkpointIntervalMs },
@@ -119,7 +127,7 @@ async function openNamespace(name: string, options: NamespaceRegistryOptions): P
     logger: logger.child({ namespace: name }),
     onConflictRetry: (operation) => metrics.recordConflictRetry(operation),
   });
-  return { name, store, runs, lastActiveSessionId: null };
+  return { name, store, adapter, runs, lastActiveSessionId: null };
 }
 
 function digest(token: string): string {
