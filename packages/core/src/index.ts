@@ -30,6 +30,11 @@ export {
   memoryAdapter,
 } from './adapter/memory-adapter.js';
 export { type MigrationReport, migrateBackend } from './adapter/migrate.js';
+export {
+  type HeldWrite,
+  type ReadOnlyOverlay,
+  readOnlyOverlay,
+} from './adapter/read-only-overlay.js';
 export * from './errors/input-errors.js';
 export {
   KeepsakeError,

@@ -1,8 +1,10 @@
 import type { StorageAdapter } from './adapter/adapter.js';
 import { adapterCall } from './adapter/adapter-call.js';
+import { readOnlyOverlay } from './adapter/read-only-overlay.js';
 import { InvalidInputError } from './errors/input-errors.js';
 import { KeepsakeError } from './errors/keepsake-error.js';
 import { StoreClosedError } from './errors/lifecycle-errors.js';
+import { ReadOnlyError } from './errors/storage-errors.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
 import { LockRegistry } from './locks/lock-registry.js';
 import {
@@ -60,7 +62,10 @@ import { assertCreateInput } from './validation/session-validation.js';
 
 /** Creates a session store over an adapter. See SessionStoreOptions for every option. */
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
-  return new KeepsakeStore(resolveOptions(options));
+  const resolved = resolveOptions(options);
+  // Read-only: the store writes as always, into memory (see readOnlyOverlay).
+  if (resolved.readOnly) resolved.adapter = readOnlyOverlay(resolved.adapter);
+  return new KeepsakeStore(resolved);
 }
 
 type StoreState = 'open' | 'closing' | 'closed';
@@ -124,6 +129,16 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
     this.runs = new StoreRuns(this);
     this.sessions = new StoreSessions(this);
     this.followHost = followHostOf(this, this.runs);
+    if (options.readOnly) {
+      // What the application asks the memory lifecycle to write is refused too.
+      this.lifecycle.markTurnCompleted = () => this.refuse('mark a turn completed');
+      this.lifecycle.commit = () => this.refuse('commit memory');
+    }
+  }
+
+  /** A write call of a read-only store: refused, never a silent no-op. */
+  private refuse(operation: string): Promise<never> {
+    return Promise.reject(new ReadOnlyError('This session store', operation));
   }
 
   get closed(): boolean {
@@ -133,6 +148,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   // ── Sessions ─────────────────────────────────────────────────────────────────────
 
   async create(input: CreateSessionInput = {}, options: SaveOptions = {}): Promise<Session> {
+    if (this.options.readOnly) return this.refuse('create a session');
     assertSaveOptions(options, 'create()');
     if (typeof input === 'object' && input !== null && input.id !== undefined) {
       assertValidId(input.id);
@@ -164,6 +180,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   save(session: Session, options?: SaveOptions): Promise<Session> {
+    if (this.options.readOnly) return this.refuse('save a session');
     // Not async: the save's own promise is returned as it is, one layer fewer on every save.
     try {
       assertSaveOptions(options, 'save()');
@@ -174,6 +191,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   delete(id: string): Promise<boolean> {
+    if (this.options.readOnly) return this.refuse('delete a session');
     return this.sessions.delete(id);
   }
 
@@ -185,6 +203,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   rename(oldId: string, newId: string): Promise<Session> {
+    if (this.options.readOnly) return this.refuse('rename a session');
     return rotateSession(this, oldId, newId);
   }
 
@@ -211,6 +230,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   // ── Runs ─────────────────────────────────────────────────────────────────────────
 
   async beginRun(sessionId: string, input: BeginRunInput): Promise<RunHandle> {
+    if (this.options.readOnly) return this.refuse('begin a run');
     assertBeginRunInput(input);
     return this.runs.beginRun(sessionId, input);
   }
@@ -220,6 +240,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   cancelRun(sessionId: string, runId?: string): Promise<CancelOutcome> {
+    if (this.options.readOnly) return this.refuse('cancel a run');
     return this.runs.cancelRun(sessionId, runId);
   }
 
@@ -241,6 +262,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
   }
 
   closeAnsweredRun(sessionId: string, runId: string): Promise<RunTerminalState | null> {
+    if (this.options.readOnly) return this.refuse('close an answered run');
     return this.runs.closeAnsweredRun(sessionId, runId);
   }
 

@@ -1,5 +1,4 @@
 import type {
-  AdapterCapabilities,
   AppendLogResult,
   Collection,
   DeleteOptions,
@@ -22,6 +21,7 @@ import { writeFileAtomic } from './atomic-write.js';
 import { type AdapterContext, createAdapterContext, makeDirectory } from './context.js';
 import { DocumentStore } from './document-store.js';
 import { ADAPTER_NAME, backendCall, toBackendError } from './errors.js';
+import { fsCapabilities } from './fs-capabilities.js';
 import { GroupCommitLog } from './group-commit-log.js';
 import { IndexStore } from './index-store.js';
 import { putDocumentWithIndexEntry } from './index-with-document.js';
@@ -31,19 +31,10 @@ import { replayDeadLogs } from './log-replay.js';
 import { type FsAdapterOptions, resolveOptions } from './options.js';
 import { OwnerLiveness } from './owner-liveness.js';
 import { QuarantineStore } from './quarantine.js';
+import { readOnlyFsAdapter } from './read-only-adapter.js';
 import { sweepLeftovers } from './sweep.js';
 
-export const fsCapabilities: AdapterCapabilities = Object.freeze({
-  durability: 'fsync',
-  conditionalWrites: true,
-  sharedAcrossProcesses: true,
-  appendDeltas: true,
-  nativeAppend: true,
-  groupCommit: true,
-  clusterSafeKeys: false,
-  indexWithDocument: true,
-  gaps: Object.freeze([]),
-});
+export { fsCapabilities } from './fs-capabilities.js';
 
 /**
  * The local filesystem adapter: Keepsake's embedded default backend. See the package README
@@ -51,6 +42,8 @@ export const fsCapabilities: AdapterCapabilities = Object.freeze({
  */
 export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
   const resolved = resolveOptions(options);
+  // For inspection: an open and reads that write nothing (read-only-adapter.ts).
+  if (resolved.readOnly) return readOnlyFsAdapter(resolved);
   const context = createAdapterContext(resolved);
   const { fileSystem, layout, durability, segments } = context;
   const documents = new DocumentStore(context);

@@ -3,3 +3,4 @@ export { nodeFileSystem } from './file-system.js';
 export { fsAdapter, fsCapabilities } from './fs-adapter.js';
 export { decodeName, encodeId } from './id-encoding.js';
 export type { FsAdapterOptions } from './options.js';
+export { type ReadOnlyFsReport, readOnlyFsReport } from './read-only-adapter.js';

@@ -16,7 +16,7 @@ const HEADERLESS_GRACE_MS = 60_000;
 /** A log's header names its owner as a lock file does (lock-owner.ts). */
 type LogOwner = LockOwner;
 
-interface OrderedEntry {
+export interface OrderedEntry {
   /** Replay order: the log's creation time, its name, the entry's position. */
   readonly order: readonly [number, string, number];
   readonly entry: LogEntry;
@@ -35,11 +35,59 @@ export async function replayDeadLogs(
   foreign: Set<string> = new Set(),
 ): Promise<number> {
   const { fileSystem, layout } = context;
+  const { deadLogs, byJournal } = await readDeadLogs(context, foreign);
+  // Journals are independent: several at a time, each under its own lock (a crash with many
+  // streams in flight leaves many journals to catch up, each ending with an fdatasync).
+  const journals = [...byJournal.values()];
+  let next = 0;
+  const worker = async () => {
+    while (next < journals.length) {
+      const journal = journals[next++] as OrderedEntry[];
+      const { sessionId, runId } = (journal[0] as OrderedEntry).entry;
+      const paths = layout.journal(sessionId, runId);
+      await context.locks.withLock(
+        paths.lock,
+        () => makeDirectory(fileSystem, paths.directory),
+        () => replayInto(context, paths.file, journal),
+        true,
+      );
+    }
+  };
+  const workers = Math.min(context.options.syncConcurrency, journals.length);
+  await Promise.all(Array.from({ length: workers }, worker));
+  for (const path of deadLogs) {
+    try {
+      await fileSystem.unlink(path);
+    } catch (error) {
+      if (!isNotFound(error)) throw toBackendError(error, `remove ${path}`);
+    }
+  }
+  return deadLogs.length;
+}
+
+/** What the group-commit logs of dead processes on this host hold (see `replayDeadLogs`). */
+export interface DeadLogs {
+  /** The dead processes' logs (and old logs without a readable header). */
+  readonly deadLogs: string[];
+  /** Their entries by journal (`<session>/<run>`), in replay order. */
+  readonly byJournal: Map<string, OrderedEntry[]>;
+}
+
+/**
+ * Reads the logs of dead processes on this host and nothing else: `replayDeadLogs` appends
+ * what it finds to the journals, a read-only adapter keeps it in memory (read-only-journals.ts).
+ * Names of other hosts' logs are added to `foreign`.
+ */
+export async function readDeadLogs(
+  context: AdapterContext,
+  foreign: Set<string> = new Set(),
+): Promise<DeadLogs> {
+  const { fileSystem, layout } = context;
   let names: string[];
   try {
     names = await fileSystem.readdir(layout.logDirectory);
   } catch (error) {
-    if (isNotFound(error)) return 0;
+    if (isNotFound(error)) return { deadLogs: [], byJournal: new Map() };
     throw toBackendError(error, 'list group-commit logs');
   }
   const bootId = await currentBootId(fileSystem);
@@ -73,33 +121,7 @@ export async function replayDeadLogs(
     const key = `${sessionId}/${runId}`;
     byJournal.set(key, [...(byJournal.get(key) ?? []), ordered]);
   }
-  // Journals are independent: several at a time, each under its own lock (a crash with many
-  // streams in flight leaves many journals to catch up, each ending with an fdatasync).
-  const journals = [...byJournal.values()];
-  let next = 0;
-  const worker = async () => {
-    while (next < journals.length) {
-      const journal = journals[next++] as OrderedEntry[];
-      const { sessionId, runId } = (journal[0] as OrderedEntry).entry;
-      const paths = layout.journal(sessionId, runId);
-      await context.locks.withLock(
-        paths.lock,
-        () => makeDirectory(fileSystem, paths.directory),
-        () => replayInto(context, paths.file, journal),
-        true,
-      );
-    }
-  };
-  const workers = Math.min(context.options.syncConcurrency, journals.length);
-  await Promise.all(Array.from({ length: workers }, worker));
-  for (const path of deadLogs) {
-    try {
-      await fileSystem.unlink(path);
-    } catch (error) {
-      if (!isNotFound(error)) throw toBackendError(error, `remove ${path}`);
-    }
-  }
-  return deadLogs.length;
+  return { deadLogs, byJournal };
 }
 
 /** Appends the entries' batches that continue the journal, then flushes it. */

@@ -49,6 +49,14 @@ export interface FsAdapterOptions {
    * @default nodeFileSystem
    */
   fileSystem?: FileSystem;
+  /**
+   * Open for inspection: `open()` creates nothing, replays no group-commit log into a journal
+   * (reads add what a replay would, from memory) and removes none, sweeps nothing and takes
+   * no lock; every write primitive rejects with `ReadOnlyError`. See the README, "Read-only
+   * open".
+   * @default false
+   */
+  readOnly?: boolean;
 }
 
 export interface ResolvedFsAdapterOptions {
@@ -60,6 +68,7 @@ export interface ResolvedFsAdapterOptions {
   syncConcurrency: number;
   retrySharingViolations: boolean;
   fileSystem: FileSystem;
+  readOnly: boolean;
 }
 
 const fileSystemMethods = [
@@ -97,6 +106,7 @@ const optionsSchema = z.strictObject({
   syncConcurrency: z.number().int().min(1).max(256).default(8),
   retrySharingViolations: z.boolean().default(process.platform === 'win32'),
   fileSystem: fileSystemSchema.default(nodeFileSystem),
+  readOnly: z.boolean().default(false),
 });
 
 /** Validates options at construction; a bad option is an InvalidConfigError naming it. */

@@ -131,3 +131,24 @@ export class CapabilityMissingError extends KeepsakeError {
     this.name = 'CapabilityMissingError';
   }
 }
+
+/**
+ * A write refused because the adapter or the store was opened read-only (an inspection
+ * tool's open: `fsAdapter({ readOnly: true })`, `createSessionStore({ readOnly: true })`).
+ * Never a silent no-op: every write primitive of a read-only adapter and every write call of
+ * a read-only store throws it. A `CapabilityMissingError` (code `capability_missing`: the
+ * capability to write), told apart by `ReadOnlyError.isInstance` or `readOnly`.
+ */
+export class ReadOnlyError extends CapabilityMissingError {
+  static override isInstance = (error: unknown): error is ReadOnlyError =>
+    CapabilityMissingError.isInstance(error) && (error as { readOnly?: unknown }).readOnly === true;
+  readonly readOnly = true as const;
+  /** What was refused, e.g. "write sessions/chat-1". */
+  readonly operation: string;
+  constructor(owner: string, operation: string) {
+    super(owner, 'write');
+    this.operation = operation;
+    this.message = `${owner} was opened read-only: "${operation}" is refused (nothing was written)`;
+    this.name = 'ReadOnlyError';
+  }
+}

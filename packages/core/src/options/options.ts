@@ -54,6 +54,7 @@ const optionsSchema = z.strictObject({
     .strict()
     .optional(),
   flushConcurrency: positiveInt.optional(),
+  readOnly: z.boolean().optional(),
 });
 
 export interface ResolvedOptions {
@@ -73,6 +74,7 @@ export interface ResolvedOptions {
   compactAfter: number;
   compactRatio: number;
   flushConcurrency: number;
+  readOnly: boolean;
 }
 
 /** Validates store options with zod; a bad value names the exact option to fix. */
@@ -146,6 +148,7 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
     compactAfter: value.deltas?.compactAfter ?? 64,
     compactRatio: value.deltas?.compactRatio ?? 1,
     flushConcurrency: value.flushConcurrency ?? 8,
+    readOnly: value.readOnly ?? false,
   };
 }
 

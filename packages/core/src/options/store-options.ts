@@ -72,4 +72,15 @@ export interface SessionStoreOptions {
   };
   /** B2/C1: concurrency of flushAll. @default 8 */
   flushConcurrency?: number;
+  /**
+   * Inspect a store without changing it. Loads and listings run as always (a load repairs a
+   * crashed turn, F1, and quarantines what does not parse, A2; a listing rebuilds a missing
+   * index, B7) and return the repaired view, but those repairs are held in memory and never
+   * written (see `readOnlyOverlay`); `create`, `save`, `delete`, `rename`, `beginRun`,
+   * `cancelRun`, `closeAnsweredRun` and the lifecycle's `markTurnCompleted` and `commit`
+   * throw `ReadOnlyError`. Give it an adapter opened read-only as well
+   * (`fsAdapter({ directory, readOnly: true })`), whose own open writes nothing.
+   * @default false
+   */
+  readOnly?: boolean;
 }
