@@ -38,9 +38,9 @@ export class StaleReplyError extends Error {
   }
 }
 
-export async function api(path, { method = 'GET', body } = {}) {
+export async function api(path, { method = 'GET', body, headers: extraHeaders = {} } = {}) {
   const token = storedToken();
-  const headers = { accept: 'application/json', ...authHeaders() };
+  const headers = { accept: 'application/json', ...authHeaders(), ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`/api${path}`, {
     method,

@@ -260,6 +260,35 @@ async function watchMarker(sessionId, runId, session) {
   }
 }
 
+/** A key of 128 random bits (crypto.randomUUID needs a secure context; this does not). */
+function idempotencyKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * Posts a message, retrying when the reply was lost (a network error, a 5xx) with the same
+ * Idempotency-Key: the server answers a retry of a send it stored with the run it started
+ * (200), so a retry never asks the question twice.
+ */
+async function sendOnce(sessionId, content) {
+  const key = idempotencyKey();
+  const attempts = 3;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api(`/sessions/${sessionId}/messages`, {
+        method: 'POST',
+        body: { content },
+        headers: { 'idempotency-key': key },
+      });
+    } catch (error) {
+      const retryable = !(error instanceof ApiError) || error.status >= 500;
+      if (!retryable || attempt === attempts || error instanceof StaleReplyError) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
 async function send(content) {
   stopFollowing();
   if (state.session === null) {
@@ -273,10 +302,7 @@ async function send(content) {
     const renamed = await api(`/sessions/${session.id}`, { method: 'PATCH', body: { title } });
     state.session = renamed.session;
   }
-  const started = await api(`/sessions/${session.id}/messages`, {
-    method: 'POST',
-    body: { content },
-  });
+  const started = await sendOnce(session.id, content);
   ui.input.value = '';
   startFollowing(started.runId, content);
   await loadSessions();

@@ -34,8 +34,18 @@ export function messageBody(maxMessageChars: number) {
       .string()
       .max(maxMessageChars, `must be at most ${maxMessageChars} characters`)
       .refine((value) => value.trim().length > 0, 'must not be empty'),
+    /** A client-chosen user message id: a retry with the same id is the same send. */
+    id: idField.optional(),
   });
 }
+
+/** `Idempotency-Key`: printable ASCII without spaces, as the IETF draft and Stripe use it. */
+export const idempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1–255 printable ASCII characters without spaces')
+    .optional(),
+});
 
 export const cancelBody = z.strictObject({ runId: idField.optional() });
 

@@ -15,6 +15,7 @@ import { parseInput } from '../http/parse-input.js';
 import {
   cancelBody,
   eventsQuery,
+  idempotencyHeaders,
   lastEventIdHeader,
   messageBody,
   runIdParams,
@@ -23,6 +24,13 @@ import {
 } from '../http/request-schemas.js';
 import type { Namespace } from '../namespaces/namespace-registry.js';
 import { retryOnConflict } from '../runs/conflict-retry.js';
+import {
+  findPreviousSend,
+  IdempotencyKeyReusedError,
+  type PreviousSend,
+  type SendIdentity,
+  sendIdentity,
+} from '../runs/idempotent-send.js';
 import { textOf } from '../runs/journal-events.js';
 import type { StreamRegistry } from '../runs/stream-registry.js';
 import { removeLastTurn } from '../transcript/turn-edits.js';
@@ -39,22 +47,58 @@ export interface RunRouteDependencies {
 export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRouteDependencies) {
   const messageSchema = messageBody(dependencies.maxMessageChars);
 
-  const startRun = async (namespace: Namespace, sessionId: string, content: string) => {
+  const runReply = (sessionId: string, runId: string) => ({
+    sessionId,
+    runId,
+    eventsUrl: `/api/sessions/${sessionId}/runs/${runId}/events`,
+  });
+
+  const startRun = async (
+    namespace: Namespace,
+    sessionId: string,
+    content: string,
+    identity: SendIdentity | null = null,
+  ) => {
     dependencies.assertAcceptingRuns();
-    const handle = await namespace.runs.start(sessionId, content);
+    const handle = await namespace.runs.start(sessionId, content, identity);
     namespace.lastActiveSessionId = sessionId;
-    return {
-      sessionId,
-      runId: handle.runId,
-      eventsUrl: `/api/sessions/${sessionId}/runs/${handle.runId}/events`,
-    };
+    return runReply(sessionId, handle.runId);
+  };
+
+  /** A retried send answers what the first one started (200), never a second turn. */
+  const replay = (previous: PreviousSend, identity: SendIdentity, sessionId: string) => {
+    if (previous.kind === 'different') throw new IdempotencyKeyReusedError(identity);
+    return runReply(sessionId, previous.runId);
   };
 
   scope.post('/sessions/:sessionId/messages', async (request, reply) => {
     const namespace = namespaceOf(request);
     const { sessionId } = parseInput(sessionParams, request.params, 'path');
-    const { content } = parseInput(messageSchema, request.body, 'body');
-    return reply.code(202).send(await startRun(namespace, sessionId, content));
+    const { content, id } = parseInput(messageSchema, request.body, 'body');
+    const { 'idempotency-key': key } = parseInput(idempotencyHeaders, request.headers, 'header');
+    const identity = sendIdentity(sessionId, key, id);
+    if (identity === null) {
+      return reply.code(202).send(await startRun(namespace, sessionId, content));
+    }
+    const before = await findPreviousSend(namespace.store, sessionId, identity, content);
+    if (before !== null) {
+      return reply
+        .code(200)
+        .header('idempotent-replayed', 'true')
+        .send(replay(before, identity, sessionId));
+    }
+    try {
+      return reply.code(202).send(await startRun(namespace, sessionId, content, identity));
+    } catch (error) {
+      // The same send racing itself (two instances, a retry while the first is in flight):
+      // core let one begin and refused the other as busy or as a message id it has.
+      const raced = await findPreviousSend(namespace.store, sessionId, identity, content);
+      if (raced === null) throw error;
+      return reply
+        .code(200)
+        .header('idempotent-replayed', 'true')
+        .send(replay(raced, identity, sessionId));
+    }
   });
 
   scope.get('/sessions/:sessionId/runs/:runId', async (request) => {

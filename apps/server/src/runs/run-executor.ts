@@ -61,14 +61,25 @@ export class RunExecutor {
   }
 
   /** Begins a run and returns once its pending turn is durable; the agent streams in the background. */
-  async start(sessionId: string, content: string): Promise<RunHandle> {
+  async start(
+    sessionId: string,
+    content: string,
+    identity: { messageId: string; runId: string } | null = null,
+  ): Promise<RunHandle> {
     const { store, memory, namespace } = this.options;
     const handle = await retryOnConflict(
       async () => {
         // Another server on the same backend may have written the session since this one
         // cached it; beginning from a stale copy would only end in a revision conflict.
         await store.load(sessionId, { refresh: true });
-        return store.beginRun(sessionId, { userMessage: { role: 'user', content } });
+        if (identity === null) {
+          return store.beginRun(sessionId, { userMessage: { role: 'user', content } });
+        }
+        // An idempotent send: the ids a retry of it will name (the message keeps its run's id).
+        return store.beginRun(sessionId, {
+          userMessage: { id: identity.messageId, role: 'user', content, runId: identity.runId },
+          runId: identity.runId,
+        });
       },
       { onRetry: () => this.options.onConflictRetry?.('begin-run') },
     );
