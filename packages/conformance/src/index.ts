@@ -29,6 +29,7 @@ export {
 export { seededRandom } from './harness/seeded-random.js';
 export type {
   AreaName,
+  BackendFaultKind,
   BackendFaultTarget,
   ConformanceInitializer,
   ConformanceOptions,

@@ -9,14 +9,26 @@ export interface ConformanceInitializer {
   name: string;
   /**
    * Optional: the absolute path of a module whose default export is this initializer,
-   * importable by plain `node` (JavaScript, or TypeScript without relative imports). With
-   * `sharedAcrossProcesses` declared, H1 starts a real second process on it; without it
-   * that test is reported "not verified". `keepsake-conformance` sets it to its file.
+   * loaded by plain `node` in the suite's real second processes (H1's `sharedAcrossProcesses`
+   * check, E2's process kills). It must be runnable JavaScript, or one self-contained
+   * TypeScript file (Node strips its types, but does not map `./x.js` imports to `./x.ts`,
+   * so a TypeScript file must import nothing relative). With `sharedAcrossProcesses`
+   * declared, H1 starts a real second process on it; without it that test is reported "not
+   * verified". `keepsake-conformance` sets it to its file.
+   *
+   * In a second process only `setup()` runs (make it a no-op when the parent already set
+   * things up, e.g. read the server's address from an environment variable), then
+   * `createAdapter`; `teardown()`, `releaseAdapter` and `destroyNamespace` never run there
+   * (the process ends, or is SIGKILLed), so `setup()` must start nothing a child would have
+   * to stop.
    */
   initializerModule?: string;
   /** Runs once before any adapter is created (start a server, make a temp directory). */
   setup?(): Promise<void>;
-  /** Runs once after every test of the suite (stop the server, remove the directory). */
+  /**
+   * Runs once after every test of the suite, in the test process only (stop the server,
+   * remove the directory): never in the second processes of `initializerModule`.
+   */
   teardown?(): Promise<void>;
   /** Two adapters created with the same namespace share data (a restart = a new adapter, same namespace). */
   createAdapter(namespace: string): Promise<StorageAdapter>;
@@ -47,8 +59,17 @@ export interface ConformanceInitializer {
    * working: do not close them. Only adapters created after the crash must see the
    * dropped state. For a file backend, drop unsynced bytes and directory entries; for SQL
    * with a WAL, restore a copy of the database (and WAL) taken at the last durable commit,
-   * or run every durable commit with full sync and copy the files then; for a remote
-   * server, restart it without what it had not fsynced (or leave the hook out).
+   * or run every durable commit with full sync and copy the files then (closing the last
+   * connection checkpoints the WAL into the database file, so copy through an open
+   * connection, `VACUUM INTO`, never by closing); for a remote server, restart it without
+   * what it had not fsynced (or leave the hook out).
+   *
+   * The suite checks that the hook loses something (issue 42): before each crash a test
+   * asks for, it writes one document with `durable: false` through an adapter of its own,
+   * and after the test it looks for it. A hook that never lost such a write in the run
+   * (a restart of a server that fsyncs every write, a copy that includes everything) proves
+   * nothing about durability: the tests that crashed are then reported "not verified: the
+   * crash simulation never lost a non-durable write", not passed.
    */
   simulateCrash?(namespace: string): Promise<void>;
   /**
@@ -61,21 +82,39 @@ export interface ConformanceInitializer {
   /**
    * Optional FAULT INJECTION inside the backend, below the adapter interface: the next I/O
    * the adapter makes for `target` in `namespace` (its session documents or its session
-   * index) fails once with a transient error (EIO, a dropped connection). The model-based
+   * index) fails once. `kind` says how (`transient` when not given): a `transient` fault is
+   * one a retry may get past (EIO, a busy lock, a dropped connection, a 503); a `permanent`
+   * one is not (a permission error, a malformed request, a 403 or 400). The model-based
    * section (B2) then checks that a fault inside the adapter reaches the application as a
    * typed rejection of the one call that met it, or not at all, never as an unhandled
-   * rejection, and that the call reports what actually happened. Returns a function that
-   * removes the fault if nothing met it, or null when this backend cannot inject it;
-   * without the hook those runs skip the fault.
+   * rejection, and that the call reports what actually happened; B2's retryability tests
+   * check that a transient fault surfaces as retryable (`isRetryable: true`) and a
+   * permanent one as not. Returns a function that removes the fault if nothing met it, or
+   * null when this backend cannot inject it; without the hook those runs skip the fault.
+   * A hook that can inject `permanent` faults says so in `backendFaultKinds`.
    */
   injectBackendFault?(
     namespace: string,
     target: BackendFaultTarget,
+    kind?: BackendFaultKind,
   ): (() => void) | null | Promise<(() => void) | null>;
+  /**
+   * The kinds of fault `injectBackendFault` can inject (B2's retryability tests ask only for
+   * these); a hook written before `kind` existed injects transient faults only.
+   * @default ['transient'] when `injectBackendFault` is given
+   */
+  backendFaultKinds?: readonly BackendFaultKind[];
 }
 
 /** Where `injectBackendFault` makes the backend fail. */
 export type BackendFaultTarget = 'documents' | 'index';
+
+/**
+ * How `injectBackendFault` makes the backend fail: `transient` (a retry may succeed: EIO, a
+ * busy lock, a dropped connection) or `permanent` (it cannot: a permission error, a
+ * malformed request).
+ */
+export type BackendFaultKind = 'transient' | 'permanent';
 
 /** The groups of clauses, one export each. */
 export type AreaName =

@@ -28,6 +28,7 @@ function contextWithWipingRelease(): SuiteContext {
     capabilities: memory.capabilities,
     readsQuarantined: true,
     modelRuns: 1,
+    crashProbes: { written: 0, lost: 0 },
     testTimeoutMs: 5000,
   };
 }

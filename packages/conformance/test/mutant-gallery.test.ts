@@ -24,6 +24,9 @@ interface SuiteOutcome {
   passed: number;
   failed: number;
   notVerified: number;
+  /** Names of the tests that failed, and of those reported "not verified". */
+  failedTests: string[];
+  notVerifiedTests: string[];
 }
 
 const outcomes = new Map<string, SuiteOutcome>();
@@ -50,13 +53,24 @@ beforeAll(() => {
     for (const test of file.assertionResults as Array<
       VitestJsonReport['testResults'][number]['assertionResults'][number] & {
         ancestorTitles: string[];
+        title: string;
       }
     >) {
       const suite = test.ancestorTitles[0] ?? '';
-      const outcome = outcomes.get(suite) ?? { passed: 0, failed: 0, notVerified: 0 };
-      if (test.status === 'failed') outcome.failed++;
-      else if (isMarkedNotVerified(test.meta)) outcome.notVerified++;
-      else outcome.passed++;
+      const outcome = outcomes.get(suite) ?? {
+        passed: 0,
+        failed: 0,
+        notVerified: 0,
+        failedTests: [],
+        notVerifiedTests: [],
+      };
+      if (test.status === 'failed') {
+        outcome.failed++;
+        outcome.failedTests.push(test.title);
+      } else if (isMarkedNotVerified(test.meta)) {
+        outcome.notVerified++;
+        outcome.notVerifiedTests.push(test.title);
+      } else outcome.passed++;
       outcomes.set(suite, outcome);
     }
   }
@@ -88,5 +102,16 @@ describe('the mutant gallery: the suite fails every broken adapter', () => {
     expect(outcome).toBeDefined();
     expect(outcome!.failed).toBe(0);
     expect(outcome!.notVerified).toBeGreaterThan(0);
+  });
+
+  it('reports the tests a defect fails as "not verified" when the crash hook loses nothing (issue 42)', () => {
+    const caught = outcomes.get('keepsake conformance: mutant:durable-ignored');
+    const lossless = outcomes.get('keepsake conformance: lossless-crash:durable-ignored');
+    expect(caught?.failedTests.length, 'a real power loss catches the defect').toBeGreaterThan(0);
+    expect(lossless).toBeDefined();
+    expect(lossless!.failed).toBe(0);
+    for (const name of caught!.failedTests) {
+      expect(lossless!.notVerifiedTests, `with a lossless crash hook, "${name}"`).toContain(name);
+    }
   });
 });

@@ -26,7 +26,8 @@ Options:
   --timeout <ms>        timeout of one test (default 20000)
   --model-runs <n>      sequences the model-based test tries (default 20)
   --reporter <name>     vitest reporter (default, verbose, dot, json…); repeatable
-  --output-file <path>  where a file reporter (json, junit) writes
+  --output-file <path>  where a file reporter (json, junit) writes, from the current
+                        directory
   -h, --help            show this help
 `;
 
@@ -43,6 +44,11 @@ const { values, positionals } = parseArgs({
     help: { type: 'boolean', short: 'h' },
   },
 });
+
+/** A reporter given as a path (`./my-reporter.js`) from the caller's directory; a name as is. */
+function fromCallersDirectory(reporter: string): string {
+  return /^\.{1,2}[\\/]/.test(reporter) ? resolve(reporter) : reporter;
+}
 
 if (values.help === true || positionals.length !== 1) {
   process.stdout.write(USAGE);
@@ -84,8 +90,14 @@ if (values.help === true || positionals.length !== 1) {
       testTimeout: options.testTimeoutMs ?? 20_000,
       hookTimeout: options.testTimeoutMs ?? 20_000,
       ...(values.test === undefined ? {} : { testNamePattern: values.test }),
-      ...(values.reporter === undefined ? {} : { reporters: values.reporter }),
-      ...(values['output-file'] === undefined ? {} : { outputFile: values['output-file'] }),
+      // vitest resolves these from its root (this package, inside node_modules): a path the
+      // caller gave is resolved from the caller's working directory first (issue 42).
+      ...(values.reporter === undefined
+        ? {}
+        : { reporters: values.reporter.map(fromCallersDirectory) }),
+      ...(values['output-file'] === undefined
+        ? {}
+        : { outputFile: resolve(values['output-file']) }),
     });
     const failed = vitest.state.getCountOfFailedTests() > 0 || process.exitCode === 1;
     await vitest.close();

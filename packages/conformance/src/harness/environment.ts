@@ -6,7 +6,7 @@ import {
   type SessionStoreOptions,
   type StorageAdapter,
 } from '@keepsake/core';
-import type { BackendFaultTarget, ConformanceInitializer } from '../types.js';
+import type { BackendFaultKind, BackendFaultTarget, ConformanceInitializer } from '../types.js';
 import { RecordingFaultInjectingAdapter } from './recording-fault-injecting-adapter.js';
 
 /** What every test of one suite shares: the initializer and the adapter's declarations. */
@@ -20,7 +20,22 @@ export interface SuiteContext {
   readonly modelRuns: number;
   /** The suite's `testTimeoutMs` (the model-based tests scale their own timeout from it). */
   readonly testTimeoutMs: number;
+  /**
+   * Issue 42: what the crash probes of the run found so far: how many non-durable writes
+   * the suite made just before a simulated crash, and how many of them the crash lost.
+   */
+  readonly crashProbes: { written: number; lost: number };
 }
+
+/** One non-durable write made just before a simulated crash (issue 42). */
+interface CrashProbe {
+  readonly namespace: string;
+  readonly id: string;
+  readonly text: string;
+}
+
+/** Where the probes go: a collection no test of a crash lists without a prefix. */
+const PROBE_COLLECTION = 'checkpoints';
 
 /** Store options a test may set; the adapter and (by default) the clock come from the environment. */
 export type StoreOverrides = Omit<SessionStoreOptions, 'adapter'>;
@@ -141,14 +156,56 @@ export class TestEnvironment {
    * when the initializer can (unsynced writes may be dropped).
    */
   async crash(opened: OpenedStore): Promise<void> {
-    opened.adapter.sever();
     if (this.context.initializer.simulateCrash === undefined) {
+      opened.adapter.sever();
       // Without a power loss, whatever the test then reads back may have survived only in
       // the backend's own memory: the test proves nothing about durability (issue 24).
       this.crashNotSimulated = true;
       return;
     }
+    // Issue 42: a hook that loses nothing proves nothing either. Just before the crash, a
+    // write the crash may drop (no fsync); after the test, the suite looks for it.
+    await this.writeCrashProbe(opened.namespace);
+    opened.adapter.sever();
     await this.context.initializer.simulateCrash(opened.namespace);
+  }
+
+  private readonly crashProbes: CrashProbe[] = [];
+
+  /** Writes a document with `durable: false` through an adapter of its own. */
+  private async writeCrashProbe(namespace: string): Promise<void> {
+    const probe: CrashProbe = {
+      namespace,
+      id: `keepsake-crash-probe-${this.idPrefix}-${this.crashProbes.length}`,
+      text: JSON.stringify({ probe: 'written without fsync just before a simulated crash' }),
+    };
+    const adapter = await this.rawAdapter(namespace);
+    const result = await adapter.putDocument(
+      PROBE_COLLECTION,
+      probe.id,
+      { kind: 'full', revision: 1, text: probe.text },
+      { expectedRevision: null, durable: false },
+    );
+    if (result.ok) this.crashProbes.push(probe);
+  }
+
+  /**
+   * After the test: whether each crash lost its probe, added to the run's count (the
+   * document is then removed, so it never outlives the test). Returns whether this test
+   * simulated a crash at all.
+   */
+  async checkCrashProbes(): Promise<boolean> {
+    const probes = this.crashProbes.splice(0);
+    const counts = this.context.crashProbes;
+    for (const probe of probes) {
+      const reader = await this.rawAdapter(probe.namespace);
+      const stored = await reader.getDocument(PROBE_COLLECTION, probe.id);
+      counts.written++;
+      if (stored === null || stored.base !== probe.text) counts.lost++;
+      if (stored !== null)
+        await reader.deleteDocument(PROBE_COLLECTION, probe.id, { durable: true });
+    }
+    return probes.length > 0;
   }
 
   /**
@@ -178,8 +235,12 @@ export class TestEnvironment {
   async injectBackendFault(
     target: BackendFaultTarget,
     namespace = this.namespace,
+    kind: BackendFaultKind = 'transient',
   ): Promise<(() => void) | null> {
-    return (await this.context.initializer.injectBackendFault?.(namespace, target)) ?? null;
+    const { initializer } = this.context;
+    if (initializer.injectBackendFault === undefined) return null;
+    if (kind !== 'transient' && !(initializer.backendFaultKinds ?? []).includes(kind)) return null;
+    return (await initializer.injectBackendFault(namespace, target, kind)) ?? null;
   }
 
   /** A graceful restart: close the store (flush, drain), then open a new one. */

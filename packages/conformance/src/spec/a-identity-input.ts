@@ -36,6 +36,7 @@ import {
 } from '../harness/fixtures.js';
 import { rewritePersistedSession, type TamperableDocument } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineLargeValueTests } from './a-large-values.js';
 import { definePrivateStateTests } from './a-private-state.js';
 import { defineQuarantinedBytesTests } from './a-quarantined-bytes.js';
 
@@ -228,6 +229,7 @@ export function defineIdentityAndInput(suite: SpecRegistrar): void {
   defineCorruptionTests(suite);
   defineQuarantinedBytesTests(suite);
   defineLimitTests(suite);
+  defineLargeValueTests(suite);
   defineFieldTests(suite);
   definePrivateStateTests(suite);
 }

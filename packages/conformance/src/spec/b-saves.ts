@@ -31,7 +31,10 @@ import { readPersistedSession } from '../harness/persisted-document.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 import { defineListingPrefixTests } from './b-listing-prefix.js';
 import { defineListingTruthTests } from './b-listing-truth.js';
+import { definePageEdgeTests } from './b-page-edges.js';
 import { defineRefusedWriteTests } from './b-refused-writes.js';
+import { defineRetryableFaultTests } from './b-retryable-faults.js';
+import { defineUnicodeTests } from './b-unicode.js';
 import { defineUnknownOutcomeTests } from './b-unknown-outcome.js';
 import { defineAdapterPrimitiveTests } from './h-adapter-primitives.js';
 
@@ -61,6 +64,9 @@ export function defineSaves(suite: SpecRegistrar): void {
   defineListingPrefixTests(suite);
   defineAdapterPrimitiveTests(suite);
   defineUnknownOutcomeTests(suite);
+  defineUnicodeTests(suite);
+  definePageEdgeTests(suite);
+  defineRetryableFaultTests(suite);
 }
 
 function defineAtomicityTests(suite: SpecRegistrar): void {

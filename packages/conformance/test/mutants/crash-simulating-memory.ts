@@ -1,4 +1,5 @@
 import {
+  BackendError,
   type Collection,
   createMemoryBackend,
   type DeleteOptions,
@@ -12,7 +13,11 @@ import {
   type StorageAdapter,
   type WriteOptions,
 } from '@keepsake/core';
-import type { ConformanceInitializer } from '../../src/index.js';
+import type {
+  BackendFaultKind,
+  BackendFaultTarget,
+  ConformanceInitializer,
+} from '../../src/index.js';
 import { DelegatingAdapter } from './delegating-adapter.js';
 
 /**
@@ -26,6 +31,13 @@ import { DelegatingAdapter } from './delegating-adapter.js';
 interface CrashableNamespace {
   live: MemoryBackend;
   stable: MemoryBackend;
+  /** Faults `injectBackendFault` planted, each met once by the next call on its target. */
+  faults: BackendFault[];
+}
+
+interface BackendFault {
+  readonly target: BackendFaultTarget;
+  readonly kind: BackendFaultKind;
 }
 
 export interface CrashSimulatingMemory {
@@ -34,12 +46,25 @@ export interface CrashSimulatingMemory {
   backendOf(namespace: string): MemoryBackend;
 }
 
-export function crashSimulatingMemory(name = 'memory'): CrashSimulatingMemory {
+export interface CrashSimulationOptions {
+  /**
+   * A single write-ahead log (SQLite in WAL mode, a Redis AOF): every durable call makes
+   * everything written before it durable, not only its own write (issue 42 item 6).
+   */
+  singleLog?: boolean;
+  /** A hook that drops nothing: `simulateCrash` keeps every write (issue 42 item 5). */
+  lossless?: boolean;
+}
+
+export function crashSimulatingMemory(
+  name = 'memory',
+  simulation: CrashSimulationOptions = {},
+): CrashSimulatingMemory {
   const namespaces = new Map<string, CrashableNamespace>();
   const namespaceOf = (namespace: string): CrashableNamespace => {
     let found = namespaces.get(namespace);
     if (found === undefined) {
-      found = { live: createMemoryBackend(), stable: createMemoryBackend() };
+      found = { live: createMemoryBackend(), stable: createMemoryBackend(), faults: [] };
       namespaces.set(namespace, found);
     }
     return found;
@@ -50,14 +75,30 @@ export function crashSimulatingMemory(name = 'memory'): CrashSimulatingMemory {
       name,
       async createAdapter(namespace) {
         const data = namespaceOf(namespace);
-        return new PowerLossTrackingAdapter(memoryAdapter({ backend: data.live }), data);
+        return new PowerLossTrackingAdapter(
+          memoryAdapter({ backend: data.live }),
+          data,
+          simulation.singleLog === true,
+        );
       },
       async teardown() {
         namespaces.clear();
       },
       async simulateCrash(namespace) {
         const data = namespaceOf(namespace);
-        copyBackend(data.stable, data.live);
+        if (simulation.lossless !== true) copyBackend(data.stable, data.live);
+      },
+      // B2: the next call of the namespace's adapters on `target` fails, as a backend's
+      // would: typed by the adapter, retryable exactly when the fault is transient.
+      backendFaultKinds: ['transient', 'permanent'],
+      injectBackendFault(namespace, target, kind = 'transient') {
+        const data = namespaceOf(namespace);
+        const fault: BackendFault = { target, kind };
+        data.faults.push(fault);
+        return () => {
+          const index = data.faults.indexOf(fault);
+          if (index >= 0) data.faults.splice(index, 1);
+        };
       },
       // B7: the index is gone (null), as a lost index file is on fs; an out-of-band
       // removal is as permanent as the operator's `rm`.
@@ -98,11 +139,43 @@ class PowerLossTrackingAdapter extends DelegatingAdapter {
   constructor(
     inner: StorageAdapter,
     private readonly data: CrashableNamespace,
+    private readonly singleLog: boolean,
   ) {
     super(inner);
   }
 
+  /** B2: meets the fault planted for `target`, if any (once). */
+  private meetFault(target: BackendFaultTarget, operation: string): void {
+    const index = this.data.faults.findIndex((fault) => fault.target === target);
+    if (index < 0) return;
+    const [fault] = this.data.faults.splice(index, 1);
+    const transient = fault!.kind === 'transient';
+    const cause = Object.assign(
+      new Error(transient ? 'EIO: i/o error (injected)' : 'EACCES: permission denied (injected)'),
+      { code: transient ? 'EIO' : 'EACCES' },
+    );
+    throw new BackendError(this.name, operation, { cause, isRetryable: transient });
+  }
+
+  /** With a single log, every durable call makes everything before it durable. */
+  private persistAll(): boolean {
+    if (!this.singleLog) return false;
+    copyBackend(this.data.live, this.data.stable);
+    return true;
+  }
+
+  override async getDocument(collection: Collection, id: string) {
+    if (collection === 'sessions') this.meetFault('documents', 'read a session');
+    return super.getDocument(collection, id);
+  }
+
+  override async listIndex(options: { cursor: string | null; limit: number }) {
+    this.meetFault('index', 'read the index');
+    return super.listIndex(options);
+  }
+
   private persistDocument(collection: Collection, id: string): void {
+    if (this.persistAll()) return;
     const key = `${collection}/${id}`;
     const live = this.data.live.documents.get(key);
     if (live === undefined) this.data.stable.documents.delete(key);
@@ -110,10 +183,12 @@ class PowerLossTrackingAdapter extends DelegatingAdapter {
   }
 
   private persistIndex(): void {
+    if (this.persistAll()) return;
     this.data.stable.index = copyIndex(this.data.live.index);
   }
 
   private persistLogsOf(sessionId: string): void {
+    if (this.persistAll()) return;
     for (const key of new Set([...this.data.live.logs.keys(), ...this.data.stable.logs.keys()])) {
       if (!key.startsWith(`${sessionId}/`)) continue;
       const live = this.data.live.logs.get(key);
@@ -128,6 +203,21 @@ class PowerLossTrackingAdapter extends DelegatingAdapter {
     write: DocumentWrite,
     options: WriteOptions,
   ): Promise<PutResult> {
+    if (collection === 'sessions') this.meetFault('documents', 'write a session');
+    if (options.indexEntry !== undefined) {
+      // B7: the document lands, its entry does not, and the adapter says so.
+      let indexFailure: Error | null = null;
+      try {
+        this.meetFault('index', 'write the index');
+      } catch (error) {
+        indexFailure = error as Error;
+      }
+      if (indexFailure !== null) {
+        const { indexEntry: _lost, ...withoutEntry } = options;
+        const landed = await this.putDocument(collection, id, write, withoutEntry);
+        return landed.ok ? { ok: true, indexFailure } : landed;
+      }
+    }
     const result = await super.putDocument(collection, id, write, options);
     if (result.ok && options.durable) {
       this.persistDocument(collection, id);
@@ -163,6 +253,7 @@ class PowerLossTrackingAdapter extends DelegatingAdapter {
     summary: SessionSummary,
     options: { durable: boolean },
   ): Promise<void> {
+    this.meetFault('index', 'write the index');
     await super.putIndexEntry(summary, options);
     if (options.durable) this.persistIndex();
   }
@@ -187,7 +278,7 @@ class PowerLossTrackingAdapter extends DelegatingAdapter {
     options: { durability: LogDurability },
   ) {
     const result = await super.appendLog(sessionId, runId, records, options);
-    if (result.ok && options.durability !== 'none') {
+    if (result.ok && options.durability !== 'none' && !this.persistAll()) {
       const key = `${sessionId}/${runId}`;
       const live = this.data.live.logs.get(key);
       if (live !== undefined) this.data.stable.logs.set(key, live.map(copyRecord));
@@ -206,7 +297,9 @@ class PowerLossTrackingAdapter extends DelegatingAdapter {
     options: { durable: boolean },
   ): Promise<void> {
     await super.deleteLog(sessionId, runId, options);
-    if (options.durable) this.data.stable.logs.delete(`${sessionId}/${runId}`);
+    if (options.durable && !this.persistAll()) {
+      this.data.stable.logs.delete(`${sessionId}/${runId}`);
+    }
   }
 
   /** C1: everything written so far reaches stable storage. */

@@ -17,6 +17,7 @@ import type {
   WriteOptions,
 } from '@keepsake/core';
 import type { ClauseId } from '../../src/index.js';
+import type { CrashSimulationOptions } from './crash-simulating-memory.js';
 import { DelegatingAdapter } from './delegating-adapter.js';
 
 /**
@@ -36,6 +37,8 @@ export interface Mutant {
   readonly crashSimulation: boolean;
   /** The module a second real process loads (for the `sharedAcrossProcesses` check). */
   readonly initializerModule?: string;
+  /** How the power loss behaves (one write-ahead log for the whole backend, issue 42). */
+  readonly simulation?: CrashSimulationOptions;
   wrap(inner: StorageAdapter): StorageAdapter;
 }
 
@@ -328,6 +331,114 @@ class IndexPagingStopsAfterFirstPage extends DelegatingAdapter {
   }
 }
 
+/** A value cut at 64 KiB (a MySQL `TEXT` column, a 16-bit length prefix), silently. */
+const cutAt64KiB = (text: string) => (text.length > 65_535 ? text.slice(0, 65_535) : text);
+
+class ValuesOver64KiBTruncated extends DelegatingAdapter {
+  override putDocument(
+    collection: Collection,
+    id: string,
+    write: DocumentWrite,
+    options: WriteOptions,
+  ): Promise<PutResult> {
+    return this.inner.putDocument(
+      collection,
+      id,
+      { ...write, text: cutAt64KiB(write.text) },
+      options,
+    );
+  }
+  override appendLog(
+    sessionId: string,
+    runId: string,
+    records: LogRecordInput[],
+    options: { durability: LogDurability },
+  ): Promise<AppendLogResult> {
+    const cut = records.map((record) => ({ ...record, text: cutAt64KiB(record.text) }));
+    return this.inner.appendLog(sessionId, runId, cut, options);
+  }
+}
+
+class DeclaredLimitTruncates extends ValuesOver64KiBTruncated {
+  override get capabilities(): StorageAdapter['capabilities'] {
+    return { ...this.inner.capabilities, maxValueBytes: 65_535 } as StorageAdapter['capabilities'];
+  }
+}
+
+/** Text through a Latin-1 column: every character above U+00FF keeps only its low byte. */
+const throughLatin1 = (text: string) => Buffer.from(text, 'latin1').toString('latin1');
+
+class TextBeyondLatin1Mangled extends DelegatingAdapter {
+  override putDocument(
+    collection: Collection,
+    id: string,
+    write: DocumentWrite,
+    options: WriteOptions,
+  ): Promise<PutResult> {
+    const entry = options.indexEntry;
+    return this.inner.putDocument(
+      collection,
+      id,
+      { ...write, text: throughLatin1(write.text) },
+      entry === undefined
+        ? options
+        : { ...options, indexEntry: { ...entry, title: throughLatin1(entry.title) } },
+    );
+  }
+  override putIndexEntry(summary: SessionSummary, options: { durable: boolean }) {
+    return this.inner.putIndexEntry({ ...summary, title: throughLatin1(summary.title) }, options);
+  }
+  override appendLog(
+    sessionId: string,
+    runId: string,
+    records: LogRecordInput[],
+    options: { durability: LogDurability },
+  ): Promise<AppendLogResult> {
+    const mangled = records.map((record) => ({ ...record, text: throughLatin1(record.text) }));
+    return this.inner.appendLog(sessionId, runId, mangled, options);
+  }
+}
+
+/**
+ * Pages the index by `updatedAt` alone: the next page starts below the last entry's
+ * timestamp, so the rest of a run of equal timestamps at the page edge is skipped.
+ */
+class IndexCursorSkipsTies extends DelegatingAdapter {
+  override async listIndex(options: { cursor: string | null; limit: number }): Promise<IndexPage> {
+    const first = await this.inner.listIndex({ cursor: null, limit: 100_000 });
+    if (first.status !== 'ok') return first;
+    const before = options.cursor === null ? Number.POSITIVE_INFINITY : Number(options.cursor);
+    const entries = (first.entries as SessionSummary[]).filter((entry) => entry.updatedAt < before);
+    const page = entries.slice(0, options.limit);
+    const last = page.at(-1);
+    const nextCursor =
+      entries.length > options.limit && last !== undefined ? String(last.updatedAt) : null;
+    return { status: 'ok', entries: page, nextCursor };
+  }
+}
+
+/** Lets the backend's own error out as it came, untyped: core makes it non-retryable. */
+class BackendFaultsAsPlainErrors extends DelegatingAdapter {
+  private async untyped<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw new Error(`backend call failed: ${error instanceof Error ? error.message : error}`);
+    }
+  }
+  override getDocument(collection: Collection, id: string): Promise<StoredDocument | null> {
+    return this.untyped(() => this.inner.getDocument(collection, id));
+  }
+  override putDocument(
+    collection: Collection,
+    id: string,
+    write: DocumentWrite,
+    options: WriteOptions,
+  ): Promise<PutResult> {
+    return this.untyped(() => this.inner.putDocument(collection, id, write, options));
+  }
+}
+
 const mutant = (
   name: string,
   defect: string,
@@ -511,6 +622,45 @@ export const MUTANTS: readonly Mutant[] = [
     ['B5', 'B7'],
     (inner) => new ListingStopsAfterFirstPage(inner),
   ),
+  mutant(
+    'values-over-64k-truncated',
+    'documents, deltas and journal records are cut at 64 KiB (a TEXT column)',
+    ['A3'],
+    (inner) => new ValuesOver64KiBTruncated(inner),
+  ),
+  mutant(
+    'declared-limit-truncates',
+    'declares maxValueBytes 65535 but cuts longer values instead of refusing them',
+    ['A3'],
+    (inner) => new DeclaredLimitTruncates(inner),
+  ),
+  mutant(
+    'text-beyond-latin1-mangled',
+    'text is stored as Latin-1: characters above U+00FF keep their low byte',
+    ['B1', 'E2'],
+    (inner) => new TextBeyondLatin1Mangled(inner),
+  ),
+  mutant(
+    'index-cursor-skips-ties',
+    "listIndex's cursor is the last entry's updatedAt: the rest of a tie at a page edge is skipped",
+    ['B7'],
+    (inner) => new IndexCursorSkipsTies(inner),
+  ),
+  mutant(
+    'backend-faults-as-plain-errors',
+    "a backend's failure is thrown as a plain Error (core makes it non-retryable), EIO included",
+    ['B2'],
+    (inner) => new BackendFaultsAsPlainErrors(inner),
+  ),
+  {
+    name: 'sync-does-nothing-on-a-single-log',
+    defect:
+      'sync() resolves without flushing, on a backend where every durable write also makes the writes before it durable (SQLite WAL)',
+    clauses: ['C1', 'C2'],
+    crashSimulation: true,
+    simulation: { singleLog: true },
+    wrap: (inner) => new SyncDoesNothing(inner),
+  },
   mutant(
     'index-paging-stops-after-first-page',
     'listIndex returns one page and no cursor',
