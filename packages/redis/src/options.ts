@@ -79,6 +79,14 @@ export interface RedisAdapterOptions {
    * @default 4
    */
   connections?: number;
+  /**
+   * Open for inspection: `open()` connects and writes nothing (no empty index is started, no
+   * durability is probed: `durability` is taken as `'none'`), reads are the usual read-only
+   * commands and scripts, and every write primitive rejects with `ReadOnlyError` before a
+   * command is sent. See the README, "Read-only open".
+   * @default false
+   */
+  readOnly?: boolean;
 }
 
 export interface ResolvedRedisAdapterOptions {
@@ -96,6 +104,7 @@ export interface ResolvedRedisAdapterOptions {
   readonly connectTimeoutMs: number;
   /** Connections to a standalone server the adapter makes (1 for `client` and Cluster). */
   readonly connections: number;
+  readonly readOnly: boolean;
 }
 
 /** Connections to a `url` when the option is not given (see `connections`). */
@@ -138,6 +147,7 @@ const optionsSchema = z
     socketTimeoutMs: z.number().int().positive().default(10_000),
     connectTimeoutMs: z.number().int().positive().default(10_000),
     connections: z.number().int().min(1).max(64).optional(),
+    readOnly: z.boolean().default(false),
   })
   .superRefine((options, context) => {
     const given = (['client', 'url', 'clusterNodes'] as const).filter(
@@ -193,7 +203,9 @@ export function resolveOptions(options: unknown): ResolvedRedisAdapterOptions {
     redisOptions: (data.redisOptions ?? {}) as RedisOptions,
     clusterOptions: (data.clusterOptions ?? {}) as ClusterOptions,
     keyPrefix: data.keyPrefix,
-    durability: data.durability,
+    // Read-only: nothing is written, so no durability is waited for or probed.
+    durability: data.readOnly ? 'none' : data.durability,
+    readOnly: data.readOnly,
     replicas: data.replicas,
     durabilityTimeoutMs: data.durabilityTimeoutMs,
     socketTimeoutMs: data.socketTimeoutMs,

@@ -33,6 +33,7 @@ import {
   resolveOptions,
 } from './options.js';
 import { QuarantineStore } from './quarantine-store.js';
+import { refuseWrites } from './read-only.js';
 import { ScriptRunner } from './script-runner.js';
 import {
   deleteDocumentScript,
@@ -218,7 +219,8 @@ export class RedisAdapter implements StorageAdapterV1 {
         level: durability,
       };
     }
-    await this.index.start();
+    // Read-only: a namespace without an index is left without one (a listing rebuilds it).
+    if (!this.options.readOnly) await this.index.start();
     return { level: durability, method: plan.method, servers: facts.map((fact) => fact.server) };
   }
 
@@ -391,7 +393,9 @@ async function closeClient(client: RedisClient): Promise<void> {
 
 /** Creates the Redis adapter; options are validated here (InvalidConfigError). */
 export function redisAdapter(options: RedisAdapterOptions): RedisAdapter {
-  return new RedisAdapter(resolveOptions(options));
+  const resolved = resolveOptions(options);
+  const adapter = new RedisAdapter(resolved);
+  return resolved.readOnly ? refuseWrites(adapter, 'The redis adapter') : adapter;
 }
 
 /** Creates the adapter and opens it: a server that cannot confirm the durability fails here. */

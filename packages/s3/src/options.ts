@@ -59,6 +59,14 @@ export interface S3AdapterOptions {
   /** Create the bucket at `open()` when it does not exist. @default false */
   createBucket?: boolean;
   /**
+   * Open for inspection: `open()` checks that the bucket exists (a HEAD) and writes nothing
+   * (no probe of conditional writes, which writes a scratch object; no index marker; no
+   * bucket is created); only GET, HEAD and LIST requests are ever sent, and every write
+   * primitive rejects with `ReadOnlyError`. See the README, "Read-only open".
+   * @default false
+   */
+  readOnly?: boolean;
+  /**
    * Deadline of one request attempt; an attempt that takes longer is aborted and, like a
    * reset connection, retried.
    * @default 10_000
@@ -103,6 +111,7 @@ export interface ResolvedS3AdapterOptions {
   readonly compatibility: S3Compatibility;
   readonly unsafeSingleWriter: boolean;
   readonly createBucket: boolean;
+  readonly readOnly: boolean;
   readonly requestTimeoutMs: number;
   readonly retry: { attempts: number; baseDelayMs: number; maxDelayMs: number };
   readonly journal: { batchWindowMs: number; maxBatchBytes: number };
@@ -147,6 +156,7 @@ const optionsSchema = z
     compatibility: z.enum(['standard', 'ceph-rgw']).default('standard'),
     unsafeSingleWriter: z.boolean().default(false),
     createBucket: z.boolean().default(false),
+    readOnly: z.boolean().default(false),
     requestTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
     retry: z
       .strictObject({
@@ -204,6 +214,7 @@ export function resolveOptions(options: unknown): ResolvedS3AdapterOptions {
     compatibility: data.compatibility,
     unsafeSingleWriter: data.unsafeSingleWriter,
     createBucket: data.createBucket,
+    readOnly: data.readOnly,
     requestTimeoutMs: data.requestTimeoutMs,
     retry: data.retry,
     journal: data.journal,

@@ -27,6 +27,8 @@ import { JournalStore } from './journal-store.js';
 import { KeyLayout } from './keys.js';
 import { type ResolvedS3AdapterOptions, resolveOptions, type S3AdapterOptions } from './options.js';
 import { QuarantineStore } from './quarantine-store.js';
+import { refuseWrites } from './read-only.js';
+import { readOnlyRequests } from './read-only-requests.js';
 import { S3Requests } from './requests.js';
 import type { StorageContext } from './storage-context.js';
 import { writeTokens } from './write-tokens.js';
@@ -113,7 +115,9 @@ export class S3Adapter implements StorageAdapterV1 {
 
   private requestsWith(compatibility: ResolvedS3AdapterOptions['compatibility']): S3Requests {
     const { bucket, requestTimeoutMs, retry } = this.options;
-    return new S3Requests(this.client, bucket, compatibility, requestTimeoutMs, retry);
+    const requests = new S3Requests(this.client, bucket, compatibility, requestTimeoutMs, retry);
+    // Read-only: GET, HEAD and LIST only, whatever asks (read-only-requests.ts).
+    return this.options.readOnly ? readOnlyRequests(requests) : requests;
   }
 
   /** Checks the bucket and probes conditional writes; idempotent. A failed attempt can be retried. */
@@ -137,7 +141,7 @@ export class S3Adapter implements StorageAdapterV1 {
 
   private async checkEndpoint(): Promise<ProbeReport> {
     const { bucket, compatibility, unsafeSingleWriter } = this.options;
-    const probeKey = `${bucket}\n${compatibility}\n${unsafeSingleWriter}`;
+    const probeKey = `${bucket}\n${compatibility}\n${unsafeSingleWriter}\n${this.options.readOnly}`;
     let report = probed.get(this.client)?.get(probeKey);
     if (report === undefined) {
       report = await this.probeEndpoint();
@@ -147,19 +151,23 @@ export class S3Adapter implements StorageAdapterV1 {
     }
     // Unsafe single-writer mode on an endpoint that ignores conditions: check them here.
     this.conditionsChecked = report.problems.length > 0;
-    await this.index.start();
+    // Read-only: a prefix without an index is left without one (a listing rebuilds it).
+    if (!this.options.readOnly) await this.index.start();
     return report;
   }
 
   private async probeEndpoint(): Promise<ProbeReport> {
-    const { bucket, createBucket, compatibility, unsafeSingleWriter } = this.options;
-    if (!(await ensureBucket(this.requests, createBucket))) {
+    const { bucket, createBucket, compatibility, unsafeSingleWriter, readOnly } = this.options;
+    if (!(await ensureBucket(this.requests, createBucket && !readOnly))) {
       throw new S3CapabilityError(
         'bucket',
         this.endpointName,
         `open: the bucket "${bucket}" does not exist (create it, or set the option \`createBucket: true\`)`,
       );
     }
+    // Read-only: the probe writes a scratch object, and nothing will be written to need it.
+    if (readOnly)
+      return { ifNoneMatch: false, ifMatch: false, needsUnquotedIfMatch: false, problems: [] };
     const report = await probeConditionalWrites(
       this.requests,
       this.keys,
@@ -351,7 +359,9 @@ function clientConfig(options: ResolvedS3AdapterOptions) {
 
 /** Creates the S3 adapter; options are validated here (InvalidConfigError). */
 export function s3Adapter(options: S3AdapterOptions): S3Adapter {
-  return new S3Adapter(resolveOptions(options));
+  const resolved = resolveOptions(options);
+  const adapter = new S3Adapter(resolved);
+  return resolved.readOnly ? refuseWrites(adapter, 'The s3 adapter') : adapter;
 }
 
 /** Creates the adapter and opens it: a missing bucket or an unsafe endpoint fails here. */
