@@ -1,0 +1,102 @@
+import {
+  AlreadyExistsError,
+  type Message,
+  NotFoundError,
+  RevisionConflictError,
+  type Session,
+  type SessionStore,
+} from '@keepsake/core';
+import { type AgentSessionState, STATE_FIELD } from './session-state.js';
+
+/** What one read-modify-write of a session changes; null fields are left as they are. */
+export interface SessionChange<T> {
+  result: T;
+  /** The new transcript; undefined: unchanged. */
+  messages?: Message[];
+  state?: AgentSessionState;
+  title?: string;
+  /** B5: the change drops stored messages on purpose (popItem, clearSession). */
+  allowShrink?: boolean;
+}
+
+export interface UpdateOptions {
+  durable: boolean;
+  /** Create the session when it is missing (with this title); otherwise a missing one is null. */
+  createWithTitle?: string;
+}
+
+/** Bounded: a session that other instances rewrite this often in a row is contended, not unlucky. */
+const ATTEMPTS = 8;
+
+/**
+ * One read-modify-write of a session (B4): under the session's lock in this process, on the
+ * session as stored now (refreshed: another instance may have written it), then a conditional
+ * save of a copy (it becomes the live session only once it landed). A revision conflict (another
+ * instance wrote in between) reads again and applies `change` again, so two instances never
+ * lose each other's writes. `change` must not have effects besides its return value.
+ */
+export async function updateSession<T>(
+  store: SessionStore,
+  id: string,
+  options: UpdateOptions,
+  change: (session: Session | null) => SessionChange<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.withLock(id, async () => {
+        // The first attempt may read this store's cached copy: if another instance wrote since,
+        // the conditional save below is refused, and the next attempt reads what is stored.
+        const session = await loadOrNull(store, id, attempt > 1);
+        const planned = change(session);
+        if (
+          planned.messages === undefined &&
+          planned.state === undefined &&
+          planned.title === undefined
+        ) {
+          return planned.result;
+        }
+        if (session === null) {
+          if (options.createWithTitle === undefined) return planned.result;
+          await store.create(
+            {
+              id,
+              title: planned.title ?? options.createWithTitle,
+              messages: planned.messages ?? [],
+              ...(planned.state === undefined ? {} : { [STATE_FIELD]: planned.state }),
+            },
+            { fsync: options.durable },
+          );
+          return planned.result;
+        }
+        const next: Session = { ...session };
+        if (planned.messages !== undefined) next.messages = planned.messages;
+        if (planned.title !== undefined) next.title = planned.title;
+        if (planned.state !== undefined) {
+          (next as Record<string, unknown>)[STATE_FIELD] = planned.state;
+        }
+        await store.save(next, {
+          fsync: options.durable,
+          ...(planned.allowShrink === true ? { allowShrink: true } : {}),
+        });
+        return planned.result;
+      });
+    } catch (error) {
+      const raced = RevisionConflictError.isInstance(error) || AlreadyExistsError.isInstance(error);
+      if (!raced || attempt >= ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The session (re-read when cached and `refresh`: another instance may have written it), or null. */
+export async function loadOrNull(
+  store: SessionStore,
+  id: string,
+  refresh: boolean,
+): Promise<Session | null> {
+  try {
+    return await store.load(id, { refresh });
+  } catch (error) {
+    if (NotFoundError.isInstance(error)) return null;
+    throw error;
+  }
+}
