@@ -8,13 +8,17 @@ import type { StoredItem } from './item-codec.js';
  * and the anchors that keep core's crash repair from adding streamed text twice.
  */
 export interface LiveRunHook {
-  /** The messages `addItems` appends while the run is live: called under the session lock. */
+  /**
+   * The session's whole transcript after `addItems` while the run is live, called under the
+   * session lock; null when the run no longer owns the session's turn (stopped, or repaired
+   * after its producer was presumed dead): what it adds then is not kept (E6, D4).
+   */
   planAppend(
     session: Session,
     stored: StoredItem[],
     items: AgentInputItem[],
     now: number,
-  ): Message[];
+  ): Message[] | null;
   /** Called once those messages are durable. */
   appended(): void;
 }

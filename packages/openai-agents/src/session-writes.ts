@@ -47,6 +47,9 @@ export async function updateSession<T>(
         // The first attempt may read this store's cached copy: if another instance wrote since,
         // the conditional save below is refused, and the next attempt reads what is stored.
         const session = await loadOrNull(store, id, attempt > 1);
+        // What `change` saw: the live instance may be refreshed in place before the save
+        // (another of this store's calls re-reads it), and the save must then be refused.
+        const revision = session?.revision;
         const planned = change(session);
         if (
           planned.messages === undefined &&
@@ -68,7 +71,7 @@ export async function updateSession<T>(
           );
           return planned.result;
         }
-        const next: Session = { ...session };
+        const next: Session = { ...session, revision: revision! };
         if (planned.messages !== undefined) next.messages = planned.messages;
         if (planned.title !== undefined) next.title = planned.title;
         if (planned.state !== undefined) {

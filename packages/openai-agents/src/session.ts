@@ -148,11 +148,15 @@ export class KeepsakeSession
       { durable: this.durable, createWithTitle: this.title ?? titleOfItems(items) },
       (session) => {
         const now = this.store.clock.now();
-        const added =
-          live !== undefined && session !== null
-            ? live.planAppend(session, stored, items, now)
-            : stored.map((one, index) => messageOfItems([one], [items[index]!], now));
-        const messages = session === null ? added : [...session.messages, ...added];
+        const added = () => stored.map((one, index) => messageOfItems([one], [items[index]!], now));
+        const messages =
+          session === null
+            ? added()
+            : live !== undefined
+              ? live.planAppend(session, stored, items, now)
+              : [...session.messages, ...added()];
+        // E6, D4: the run was stopped or taken over meanwhile; what it adds now is not kept.
+        if (messages === null) return { result: undefined };
         const title =
           session !== null && session.title === '' && this.title === undefined
             ? titleOfItems(items)

@@ -11,17 +11,11 @@ import {
   RunNotActiveError,
   type RunTerminalState,
   randomId,
+  type Session,
   type SessionStore,
   StoreClosedError,
 } from '@keepsake/core';
-import {
-  type Agent,
-  type AgentInputItem,
-  Runner,
-  RunState,
-  type RunStreamEvent,
-  type StreamedRunResult,
-} from '@openai/agents-core';
+import { type AgentInputItem, Runner, RunState, type RunStreamEvent } from '@openai/agents-core';
 import { encodeItem, type StoredItem } from './item-codec.js';
 import { type LiveRunHook, registerLiveRun } from './live-runs.js';
 import { saveRunState } from './run-state.js';
@@ -304,7 +298,6 @@ class RunJournal implements LiveRunHook {
   private segments: Array<{ eventId: string; through: number }> = [];
   private segmentOpen = false;
   private anchored = new Map<string, number>();
-  private inputPlaced = false;
   private pendingAnchors: Map<string, number> | null = null;
   private tail: Promise<void> = Promise.resolve();
   private failure: unknown = null;
@@ -364,11 +357,14 @@ class RunJournal implements LiveRunHook {
   }
 
   planAppend(
-    session: { messages: Message[] },
+    session: Session,
     stored: StoredItem[],
     items: AgentInputItem[],
     now: number,
-  ): Message[] {
+  ): Message[] | null {
+    // E6, D4: stopped here or by another instance, or repaired as dead: the turn ended with
+    // the output whose appends resolved, and the runner's later items are not kept.
+    if (session.pending?.streamId !== this.handle.runId) return null;
     // From here until the next response starts, streamed text is these items' own.
     this.foldable = false;
     const messages = [...session.messages];
@@ -391,10 +387,6 @@ class RunJournal implements LiveRunHook {
         ),
         role: 'user',
       });
-    } else if (!this.inputPlaced && matched === this.inputJson.length) {
-      // The run ended (cancelled elsewhere, failed) and its user turn is in already: the
-      // runner adding the input afterwards must not add it twice.
-      rest = rest.slice(matched);
     }
     for (const entry of rest) messages.push(messageOfItems([entry.one], [entry.item], now));
     const anchors = new Map(this.anchored);
@@ -411,7 +403,6 @@ class RunJournal implements LiveRunHook {
   }
 
   appended(): void {
-    this.inputPlaced = true;
     if (this.pendingAnchors !== null) this.anchored = this.pendingAnchors;
     this.pendingAnchors = null;
   }
