@@ -39,8 +39,10 @@ export interface SqliteAdapterOptions {
  * the WAL is synced, which a `durable` write forces by committing with `synchronous=FULL`
  * (that sync also covers every commit before it).
  */
-export const sqliteAdapterCapabilities: AdapterCapabilities = {
+export const sqliteAdapterCapabilities: AdapterCapabilities & { readonly maxValueBytes: number } = {
   durability: 'fsync',
+  // A3: SQLite's SQLITE_MAX_LENGTH (a TEXT value of up to a billion bytes, by default).
+  maxValueBytes: 1_000_000_000,
   // BEGIN IMMEDIATE takes SQLite's write lock, in this process and in others.
   conditionalWrites: true,
   sharedAcrossProcesses: true,
@@ -394,9 +396,16 @@ class SqliteAdapter implements StorageAdapterV1 {
     });
   }
 
-  /** C1: an empty transaction committed with `synchronous=FULL` syncs the WAL, and with it every commit before. */
+  /**
+   * C1: a checkpoint syncs the WAL (and with it every commit so far) before it copies the WAL
+   * into the database file, then syncs that file. An empty transaction would not do: a commit
+   * that wrote nothing writes no WAL frame, so even with `synchronous=FULL` nothing is synced.
+   */
   async sync(): Promise<void> {
-    this.transaction('sync', true, () => undefined);
+    this.run('sync', (database) => {
+      database.exec('PRAGMA wal_checkpoint(FULL)');
+      this.options.afterDurableCommit?.(database);
+    });
   }
 
   async close(): Promise<void> {

@@ -62,15 +62,18 @@ runConformance({
     const disk = disks.get(namespace);
     if (disk !== undefined) await removeTree(disk, '/keepsake/index');
   },
-  // Fault injection for the model-based section: the next write under the index (or the
-  // next open under the sessions) fails with EIO, as a flaky disk would (B3, B7).
-  injectBackendFault(namespace, target) {
+  // Fault injection for the model-based section and B2's retryability tests: the next write
+  // under the index (or the next open under the sessions) fails with EIO, as a flaky disk
+  // would (B3, B7), or with EACCES, a permission error no retry gets past.
+  backendFaultKinds: ['transient', 'permanent'],
+  injectBackendFault(namespace, target, kind = 'transient') {
     const disk = disks.get(namespace);
     if (disk === undefined) return null;
+    const code = kind === 'transient' ? 'EIO' : 'EACCES';
     disk.inject(
       target === 'index'
-        ? { operation: 'write', path: '/keepsake/index/', code: 'EIO', times: 1 }
-        : { operation: 'open', path: '/keepsake/sessions/', code: 'EIO', times: 1 },
+        ? { operation: 'write', path: '/keepsake/index/', code, times: 1 }
+        : { operation: 'open', path: '/keepsake/sessions/', code, times: 1 },
     );
     return () => disk.clearFaults();
   },

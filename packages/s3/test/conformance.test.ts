@@ -80,9 +80,15 @@ runConformance(
         'remove the index',
       );
     },
-    injectBackendFault(namespace, targetKind) {
+    // A transient fault is a reset connection (the adapter may retry it away); a permanent
+    // one the server's 403, which no retry gets past (B2).
+    backendFaultKinds: ['transient', 'permanent'],
+    injectBackendFault(namespace, targetKind, kind = 'transient') {
       const prefix = `${prefixOf(namespace)}/${targetKind === 'index' ? 'index/' : 'doc/sessions/'}`;
-      const rule = faults.add({ key: (key) => key.startsWith(prefix), effect: 'reset-before' });
+      const rule = faults.add({
+        key: (key) => key.startsWith(prefix),
+        effect: kind === 'transient' ? 'reset-before' : { status: 403, name: 'AccessDenied' },
+      });
       return () => {
         rule.times = 0;
       };

@@ -157,8 +157,13 @@ export interface StorageAdapterV1 {
   /**
    * C1: makes everything written so far durable (best effort for `process` durability),
    * including journal appends made with durability `none` and writes made with `durable:
-   * false`. `flushAll()` and `close()` end with it. A no-op `sync()` fails C1 and C2 when
-   * the conformance initializer simulates a crash.
+   * false`. `flushAll()` and `close()` end with it. Where each durable write makes only
+   * itself durable (a file per document: fs), the rewrites `flushAll()` makes of the cached
+   * sessions leave everything else to `sync()`. Where each durable commit also makes every
+   * earlier commit durable (one write-ahead log: SQLite in WAL mode, a Redis AOF), those
+   * rewrites cover the earlier writes, and `sync()` matters only when no durable write
+   * follows them: nothing cached, or a rewrite that failed. The conformance suite checks
+   * both (C1, C2) when its initializer simulates a crash.
    */
   sync(): Promise<void>;
   /** Releases connections and handles. Idempotent. */
@@ -206,6 +211,14 @@ export type DurabilityLevel = 'process' | 'fsync' | 'server-fsync' | 'replicated
 export interface AdapterCapabilities {
   /** The durability level `durable: true` writes reach. */
   readonly durability: DurabilityLevel;
+  /**
+   * A3: the largest value this backend stores, in UTF-8 bytes: a document's base or delta
+   * text, or a journal record's text. A longer one is refused with `LimitExceededError`
+   * (limit `maxValueBytes`) and nothing is written; never cut short. Leave it out when the
+   * backend stores whatever core's own limits allow (16 MiB documents by default); the
+   * conformance suite stores values up to 16 MiB only where this is declared that large.
+   */
+  readonly maxValueBytes?: number;
   /** B4: conditional writes hold across processes and instances sharing the backend. */
   readonly conditionalWrites: boolean;
   /** Several processes may open the same backend at once (the store still fences runs). */

@@ -11,7 +11,7 @@ export type FaultEffect =
   /** The request reached the server (and may have been applied), then the reply is lost. */
   | 'reset-after'
   /** The server answers this status instead (the request is not sent). */
-  | { status: 500 | 503 | 409 | 429; name: string }
+  | { status: 500 | 503 | 409 | 429 | 403 | 400; name: string }
   /**
    * No reply within the request's deadline: after `deadlineMs` the call fails as the SDK
    * fails an aborted one (the server never saw it). The deadline itself is tested against a
@@ -83,7 +83,7 @@ export class FaultInjector {
     }
     throw Object.assign(new Error(`injected ${effect.status} ${effect.name}`), {
       name: effect.name,
-      $fault: 'server',
+      $fault: effect.status === 403 || effect.status === 400 ? 'client' : 'server',
       $metadata: { httpStatusCode: effect.status },
     });
   }
