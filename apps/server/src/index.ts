@@ -13,3 +13,4 @@ export { type LoadConfigOptions, loadConfig } from './config/load-config.js';
 export { DemoMemoryProvider, type MemoryRecord } from './memory/demo-memory-provider.js';
 export { type CreateServerOptions, createServer, type KeepsakeServer } from './server.js';
 export type { ShutdownReport } from './shutdown.js';
+export { StartupError } from './startup/startup-error.js';

@@ -3,6 +3,7 @@ import { describeBackend } from './backends/backend-factory.js';
 import { loadConfig } from './config/load-config.js';
 import { describeListenError } from './listen-errors.js';
 import { createServer } from './server.js';
+import { StartupError } from './startup/startup-error.js';
 
 /**
  * `pnpm start`: configuration from the environment (and KEEPSAKE_CONFIG), then listen and
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (KeepsakeError.isInstance(error)) {
+  if (KeepsakeError.isInstance(error) || error instanceof StartupError) {
     console.error(error.message);
   } else {
     console.error(error);

@@ -24,6 +24,8 @@ import { registerRunRoutes } from './routes/run-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { StreamRegistry } from './runs/stream-registry.js';
 import { type ShutdownReport, shutdownServer } from './shutdown.js';
+import { explainOpenFailure } from './startup/explain-open-failure.js';
+import { checkRedisBeforeOpening } from './startup/redis-preflight.js';
 
 export interface CreateServerOptions {
   /** Replaces the agent built from `config.agent` (tests with a custom agent). */
@@ -45,6 +47,9 @@ export interface KeepsakeServer {
   /** Graceful shutdown within `config.server.shutdownDeadlineMs` (C2). Idempotent. */
   close(): Promise<ShutdownReport>;
 }
+
+/** How long the Redis check before opening waits for an answer: a misconfiguration exits quickly. */
+const STARTUP_CHECK_TIMEOUT_MS = 3_000;
 
 /** Longer than any request line Node accepts (its default header limit is 16 KiB). */
 const MAX_PARAM_LENGTH = 64 * 1024;
@@ -76,7 +81,14 @@ export async function createServer(
   const memory = new DemoMemoryProvider();
   let namespaces: NamespaceRegistry | null = null;
   const metrics = new ServerMetrics(() => namespaces?.runsInFlight ?? 0);
-  namespaces = await NamespaceRegistry.open({ config, agent, memory, metrics, logger: app.log });
+  if (config.backend.kind === 'redis') {
+    await checkRedisBeforeOpening(config.backend, STARTUP_CHECK_TIMEOUT_MS);
+  }
+  try {
+    namespaces = await NamespaceRegistry.open({ config, agent, memory, metrics, logger: app.log });
+  } catch (error) {
+    throw explainOpenFailure(error, config.backend) ?? error;
+  }
   const registry = namespaces;
   const memoryBoundary = new MemoryBoundary(memory, app.log);
   const streams = new StreamRegistry();

@@ -24,7 +24,10 @@ export const memoryBackendSchema = z.object({
 export const redisBackendSchema = z.object({
   kind: z.literal('redis'),
   /** e.g. redis://127.0.0.1:6379/0; with `mode: 'cluster'`, any node of the cluster. */
-  url: z.url(),
+  url: z.url({
+    protocol: /^rediss?$/,
+    error: 'must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379',
+  }),
   /**
    * Every key starts with `<keyPrefix>:<namespace>:`; no braces (they would move the
    * Cluster hash tag out of the session id). @default 'keepsake'
