@@ -51,14 +51,19 @@ export class CommandContext {
 
   /**
    * Runs `work` with a session store over the backend: the store's reads are the contract's
-   * (a listing never shows what is not stored, B7). Closed whatever happens.
+   * (a listing never shows what is not stored, B7). To `read`, the store is read-only
+   * (`readOnly: true`, over an adapter opened read-only): what a load or a listing would
+   * repair is repaired in memory and never written. Closed whatever happens.
    */
   async withStore<T>(
     spec: BackendSpec,
     role: BackendRole,
     work: (store: SessionStore) => Promise<T>,
   ): Promise<T> {
-    const store = createSessionStore({ adapter: await createBackend(spec, role) });
+    const store = createSessionStore({
+      adapter: await createBackend(spec, role),
+      readOnly: role === 'read',
+    });
     try {
       return await work(store);
     } finally {

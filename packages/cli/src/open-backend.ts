@@ -11,11 +11,14 @@ import { checkRedisAnswers } from './redis-preflight.js';
 
 /**
  * What the command does with the backend. `read`: the store must exist already (an `ls` of
- * a mistyped path must not create an empty store there), and Redis is opened without a
- * durability probe (reading needs none, and managed servers often refuse CONFIG). `write`:
- * the store may be created, and Redis durable writes wait for the AOF unless the URL says.
+ * a mistyped path must not create an empty store there), and the adapter is opened
+ * read-only (`readOnly: true`): its open writes nothing (fs replays no group-commit log and
+ * sweeps nothing, Redis and S3 start no index and probe nothing), and a write through it is a
+ * `ReadOnlyError`. `write`: the store may be created, and Redis durable writes wait for the
+ * AOF unless the URL says. `repair`: the store must exist, as to read, and is written, as to
+ * write.
  */
-export type BackendRole = 'read' | 'write';
+export type BackendRole = 'read' | 'write' | 'repair';
 
 /** The file `@keepsake/fs` writes at the root of every store (see its README, Layout). */
 const FS_LAYOUT_MARKER = 'keepsake-fs.json';
@@ -41,11 +44,14 @@ export async function createBackend(spec: BackendSpec, role: BackendRole): Promi
   switch (spec.scheme) {
     case 'fs':
       await checkFsDirectory(spec, role);
-      return (await import('@keepsake/fs')).fsAdapter({ directory: spec.directory });
+      return (await import('@keepsake/fs')).fsAdapter({
+        directory: spec.directory,
+        readOnly: role === 'read',
+      });
     case 'redis':
       return createRedisAdapter(spec, role);
     case 's3':
-      return createS3Adapter(spec);
+      return createS3Adapter(spec, role);
   }
 }
 
@@ -54,7 +60,7 @@ export async function createBackend(spec: BackendSpec, role: BackendRole): Promi
  * AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance metadata), never from the URL, so they stay out
  * of shell history and process listings.
  */
-async function createS3Adapter(spec: S3BackendSpec): Promise<StorageAdapter> {
+async function createS3Adapter(spec: S3BackendSpec, role: BackendRole): Promise<StorageAdapter> {
   let s3: typeof import('@keepsake/s3');
   try {
     s3 = await import('@keepsake/s3');
@@ -71,6 +77,7 @@ async function createS3Adapter(spec: S3BackendSpec): Promise<StorageAdapter> {
     ...(spec.region === null ? {} : { region: spec.region }),
     ...(spec.forcePathStyle === null ? {} : { forcePathStyle: spec.forcePathStyle }),
     compatibility: spec.compatibility,
+    readOnly: role === 'read',
   });
 }
 
@@ -91,6 +98,7 @@ async function createRedisAdapter(
     ...(spec.replicas === null ? {} : { replicas: spec.replicas }),
     connectTimeoutMs: spec.connectTimeoutMs,
     socketTimeoutMs: Math.max(10_000, spec.connectTimeoutMs + 1),
+    readOnly: role === 'read',
   });
 }
 
@@ -106,6 +114,11 @@ async function checkFsDirectory(spec: FsBackendSpec, role: BackendRole): Promise
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && role === 'write') return;
+    if (code === 'ENOENT' && role === 'repair') {
+      throw new NothingThereError(
+        `No Keepsake store to repair at ${directory}: the directory does not exist`,
+      );
+    }
     if (code === 'ENOENT') {
       throw new NothingThereError(
         `No Keepsake store at ${directory}: the directory does not exist`,
@@ -128,7 +141,7 @@ async function checkFsDirectory(spec: FsBackendSpec, role: BackendRole): Promise
     });
     return;
   }
-  if (role === 'read') {
+  if (role !== 'write') {
     throw new NothingThereError(
       `${directory} is not a Keepsake store (it has no ${FS_LAYOUT_MARKER})`,
     );

@@ -7,6 +7,7 @@ import { importCommand } from './commands/import.js';
 import { lsCommand } from './commands/ls.js';
 import { migrateCommand } from './commands/migrate.js';
 import { quarantineLsCommand, quarantineRestoreCommand } from './commands/quarantine.js';
+import { repairCommand } from './commands/repair.js';
 import { showCommand } from './commands/show.js';
 import { verifyCommand } from './commands/verify.js';
 import { reportError } from './error-report.js';
@@ -50,7 +51,7 @@ function buildProgram(io: CliIo): Command {
   let quiet = false;
   const context = () => new CommandContext(io, quiet);
   const program = new Command('keepsake')
-    .description('Inspect, verify, migrate, export and import Keepsake session stores.')
+    .description('Inspect, verify, repair, migrate, export and import Keepsake session stores.')
     .version(version())
     .option('-q, --quiet', 'no progress and no notes on stderr (results and errors only)')
     .hook('preAction', (command) => {
@@ -88,6 +89,24 @@ function buildProgram(io: CliIo): Command {
     .argument('<store>', 'the store (URL or path)')
     .option('--json', 'JSON output')
     .action((store: string, options) => verifyCommand(context(), store, options));
+
+  program
+    .command('repair')
+    .description(
+      'load every session as the store does: repair crashed turns, quarantine what does not parse, rebuild the index',
+    )
+    .argument('<store>', 'the store (URL or path)')
+    .option(
+      '--dry-run',
+      'say what would be repaired; write nothing (exit 9 when there is something)',
+    )
+    .option(
+      '--grace-ms <ms>',
+      'a pending turn whose run showed no sign of life for this long is repaired (F1)',
+      '30000',
+    )
+    .option('--json', 'JSON output')
+    .action((store: string, options) => repairCommand(context(), store, options));
 
   program
     .command('migrate')

@@ -1,13 +1,15 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CorruptDocumentError, createSessionStore } from '@keepsake/core';
-import { redisAdapter } from '@keepsake/redis';
+import { KeyLayout, redisAdapter } from '@keepsake/redis';
 import { freePort, RedisServerProcess, type RedisTarget } from '@keepsake/redis/testing';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../src/exit-codes.js';
 import { openRedis, redisStoreUrl, startRedis, uniquePrefix } from './helpers/redis.js';
 import { keepsake, tempDirectory } from './helpers/run-keepsake.js';
 import { fillSampleStore, type SampleStore } from './helpers/sample-store.js';
+import { keyspaceSnapshot } from './helpers/snapshots.js';
 import { readStoreContents } from './helpers/store-contents.js';
 
 let redis: RedisTarget;
@@ -132,6 +134,71 @@ describe('keepsake on Redis', () => {
     expect([...after.documents.sessions.keys()].sort()).toEqual(
       [...before.documents.sessions.keys()].sort(),
     );
+  });
+});
+
+describe('reading commands write nothing, and repair (Redis)', () => {
+  it('ls, show, verify, export, quarantine ls, migrate --from and repair --dry-run leave every key as it was (DUMP); repair does what --dry-run said', async () => {
+    const { url, prefix: keyPrefix, sample: filled } = await sampleStore('read-only', 3);
+    const adapter = await openRedis(redis, keyPrefix);
+    const current = (await adapter.getDocument('sessions', 'chat-0001'))!;
+    await adapter.putDocument(
+      'sessions',
+      'chat-0001',
+      { kind: 'full', revision: current.revision + 1, text: '{"messages": 5' },
+      { expectedRevision: current.revision, durable: false },
+    );
+    const [runRecord] = (await adapter.listDocuments('runs', { cursor: null, limit: 1 })).ids;
+    const record = (await adapter.getDocument('runs', runRecord!))!;
+    await adapter.putDocument(
+      'runs',
+      runRecord!,
+      { kind: 'full', revision: record.revision + 1, text: 'not a run record' },
+      { expectedRevision: record.revision, durable: false },
+    );
+    await adapter.close();
+    const client = new Redis(redis.url);
+    await client.del(new KeyLayout(keyPrefix).index());
+    client.disconnect();
+    const commands: Array<[string[], number]> = [
+      [['ls', url, '--all'], EXIT_CODES.ok],
+      [['show', url, filled.crashedSessionId], EXIT_CODES.ok],
+      [['show', url, 'chat-0001'], EXIT_CODES.problemsFound],
+      [['verify', url, '--json'], EXIT_CODES.problemsFound],
+      [['export', url], EXIT_CODES.problemsFound],
+      [['quarantine', 'ls', url], EXIT_CODES.ok],
+      [
+        ['migrate', '--from', url, '--to', join(root.path, 'read-only-copy')],
+        EXIT_CODES.problemsFound,
+      ],
+      [['repair', url, '--dry-run'], EXIT_CODES.problemsFound],
+      [['repair', url, '--dry-run', '--grace-ms', '0', '--json'], EXIT_CODES.problemsFound],
+    ];
+    let predicted = '';
+    for (const [args, exitCode] of commands) {
+      const before = await keyspaceSnapshot(redis, keyPrefix);
+      const result = await keepsake(args);
+      expect(result.exitCode, `${args.join(' ')}: ${result.stderr}`).toBe(exitCode);
+      expect(await keyspaceSnapshot(redis, keyPrefix), args.join(' ')).toEqual(before);
+      if (args.includes('--json') && args[0] === 'repair') predicted = result.stdout;
+      if (args[0] === 'ls') expect(result.stdout).toMatch(/^chat-0001\s.*UNREADABLE/m);
+    }
+    const repaired = await keepsake(['repair', url, '--grace-ms', '0', '--json']);
+    expect(repaired.exitCode, repaired.stderr).toBe(EXIT_CODES.ok);
+    const kinds = (text: string) =>
+      (JSON.parse(text) as { actions: Array<{ kind: string; item: string }> }).actions
+        .map((action) => `${action.kind} ${action.item}`)
+        .sort();
+    expect(kinds(repaired.stdout)).toEqual(kinds(predicted));
+    expect(kinds(repaired.stdout)).toEqual([
+      'index index',
+      `quarantine runs/${runRecord}`,
+      'quarantine sessions/chat-0001',
+      `recover sessions/${filled.crashedSessionId}`,
+    ]);
+    const verified = await keepsake(['verify', url]);
+    expect(verified.exitCode, verified.stdout).toBe(EXIT_CODES.ok);
+    expect((await keepsake(['repair', url])).stdout).toContain('nothing to repair');
   });
 });
 

@@ -10,6 +10,7 @@ import { redisStoreUrl, startRedis, uniquePrefix } from './helpers/redis.js';
 import { keepsake, tempDirectory } from './helpers/run-keepsake.js';
 import { s3StoreAdapter, s3StoreUrl, startS3, uniqueS3Prefix } from './helpers/s3.js';
 import { fillSampleStore, type SampleStore } from './helpers/sample-store.js';
+import { bucketSnapshot } from './helpers/snapshots.js';
 import { exited, spawnKeepsake } from './helpers/spawn-keepsake.js';
 import { contentsOf, expectSameContents } from './helpers/store-contents.js';
 
@@ -120,6 +121,53 @@ describe('keepsake on S3', () => {
     const before = await contentsOf(fsAdapter({ directory: original }));
     expectSameContents(await contentsOf(s3StoreAdapter(s3, s3Prefix)), before);
     expectSameContents(await contentsOf(fsAdapter({ directory: back })), before);
+  });
+});
+
+describe('reading commands write nothing, and repair (S3)', () => {
+  it('ls, show, verify, export and repair --dry-run leave every object as it was (ETags); repair does what --dry-run said', async () => {
+    const prefix = uniqueS3Prefix('read-only');
+    const filled = await fillSampleStore(s3StoreAdapter(s3, prefix), { sessions: 2 });
+    const url = s3StoreUrl(s3, prefix);
+    const adapter = s3StoreAdapter(s3, prefix);
+    await adapter.open();
+    const current = (await adapter.getDocument('sessions', 'chat-0001'))!;
+    await adapter.putDocument(
+      'sessions',
+      'chat-0001',
+      { kind: 'full', revision: current.revision + 1, text: '{"messages": 5' },
+      { expectedRevision: current.revision, durable: false },
+    );
+    await adapter.close();
+    const commands: Array<[string[], number]> = [
+      [['ls', url], EXIT_CODES.ok],
+      [['show', url, filled.crashedSessionId], EXIT_CODES.ok],
+      [['verify', url], EXIT_CODES.problemsFound],
+      [['export', url], EXIT_CODES.problemsFound],
+      [['repair', url, '--dry-run', '--grace-ms', '0', '--json'], EXIT_CODES.problemsFound],
+    ];
+    let predicted = '';
+    for (const [args, exitCode] of commands) {
+      const before = await bucketSnapshot(s3, `${prefix}/`);
+      const result = await keepsake(args);
+      expect(result.exitCode, `${args.join(' ')}: ${result.stderr}`).toBe(exitCode);
+      expect(await bucketSnapshot(s3, `${prefix}/`), args.join(' ')).toEqual(before);
+      if (args[0] === 'repair') predicted = result.stdout;
+      if (args[0] === 'ls') expect(result.stdout).toMatch(/^chat-0001\s.*UNREADABLE/m);
+    }
+    const repaired = await keepsake(['repair', url, '--grace-ms', '0', '--json']);
+    expect(repaired.exitCode, repaired.stderr).toBe(EXIT_CODES.ok);
+    const kinds = (text: string) =>
+      (JSON.parse(text) as { actions: Array<{ kind: string; item: string }> }).actions
+        .map((action) => `${action.kind} ${action.item}`)
+        .sort();
+    expect(kinds(repaired.stdout)).toEqual(kinds(predicted));
+    expect(kinds(repaired.stdout)).toEqual([
+      'quarantine sessions/chat-0001',
+      `recover sessions/${filled.crashedSessionId}`,
+    ]);
+    const verified = await keepsake(['verify', url]);
+    expect(verified.exitCode, verified.stdout).toBe(EXIT_CODES.ok);
   });
 });
 

@@ -33,7 +33,7 @@ export async function reportMigration(
     );
     for (const item of migration.skippedCorrupt) {
       await context.print(
-        `not copied: ${item} does not parse (keepsake verify lists it; repair it, or let a load move it to quarantine, then migrate again with --resume)`,
+        `not copied: ${item} does not parse (keepsake verify lists it; keepsake repair moves it to quarantine, or repair it by hand, then migrate again with --resume)`,
       );
     }
     if (outcome.sourceQuarantined > 0) {

@@ -38,7 +38,7 @@ export async function checkSessions(
     if (!decoded.ok) {
       findings.problem(
         item,
-        `does not parse: ${decoded.reason} (a load moves it to quarantine, A2)`,
+        `does not parse: ${decoded.reason} (keepsake repair moves it to quarantine, A2)`,
       );
       continue;
     }
@@ -153,7 +153,10 @@ export async function checkJsonDocuments(
         JSON.parse(stored.base);
         if (stored.deltas.length > 0) findings.problem(item, 'holds deltas, which nothing writes');
       } catch {
-        findings.problem(item, 'does not parse as JSON (a read moves it to quarantine, A2)');
+        findings.problem(
+          item,
+          'does not parse as JSON (keepsake repair moves it to quarantine, A2)',
+        );
       }
     }
   }

@@ -26,13 +26,16 @@ export async function checkIndex(
   do {
     const page = await adapter.listIndex({ cursor, limit: 500 });
     if (page.status === 'missing') {
-      findings.warning('index', 'there is no index yet; the next listing rebuilds it (B7)');
+      findings.warning(
+        'index',
+        'there is no index yet; keepsake repair (or the next listing by a writing store) rebuilds it (B7)',
+      );
       return 0;
     }
     if (page.status === 'corrupt') {
       findings.problem(
         'index',
-        `it cannot be read (${page.reason}); the next listing rebuilds it (B7)`,
+        `it cannot be read (${page.reason}); keepsake repair rebuilds it (B7)`,
       );
       return 0;
     }
@@ -55,7 +58,10 @@ export async function checkIndex(
   for (const [id, entry] of entries) {
     const facts = sessions.get(id);
     if (facts === undefined) {
-      findings.problem('index', `entry "${id}" has no readable document (a listing drops it, B7)`);
+      findings.problem(
+        'index',
+        `entry "${id}" has no readable document (keepsake repair drops it, B7)`,
+      );
       continue;
     }
     const differing = FIELDS.filter((field) => entry[field] !== facts.summary[field]);

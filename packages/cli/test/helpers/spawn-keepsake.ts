@@ -34,3 +34,27 @@ export function exited(
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 }
+
+/**
+ * Runs a fixture of test/fixtures (TypeScript, through the loader hooks) until it ends; it
+ * must end by SIGKILL, as a crashed process does.
+ */
+export async function runUntilKilled(fixture: string, args: readonly string[]): Promise<void> {
+  const script = fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url));
+  const child = spawn(
+    process.execPath,
+    ['--disable-warning=ExperimentalWarning', '--import', hooks, script, ...args],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_COMPILE_CACHE: join(tmpdir(), 'keepsake-cli-test-cache') },
+    },
+  );
+  let errors = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
+  const ended = await exited(child);
+  if (ended.signal !== 'SIGKILL') {
+    throw new Error(`${fixture} ended with ${ended.code ?? ended.signal}: ${errors}`);
+  }
+}

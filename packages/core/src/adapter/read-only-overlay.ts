@@ -248,7 +248,7 @@ export function readOnlyOverlay(backend: StorageAdapter): ReadOnlyOverlay {
       const entries = current.entries.slice(start, start + options.limit);
       const last = entries.at(-1);
       const more = start + options.limit < current.entries.length && last !== undefined;
-      return { status: 'ok', entries, nextCursor: more ? JSON.stringify(sortKey(last)) : null };
+      return { status: 'ok', entries, nextCursor: more ? sortKey(last).join(':') : null };
     },
 
     async appendLog(sessionId, runId, records, _options): Promise<AppendLogResult> {
@@ -326,14 +326,14 @@ function sortKey(entry: unknown): [number, string] {
   return [Number(record.updatedAt) || 0, String(record.id)];
 }
 
+/** `<updatedAt>:<id>` of the last entry of the page before (ids hold no `:`, A1). */
 function parseCursor(cursor: string): unknown[] {
-  try {
-    const key = JSON.parse(cursor) as unknown;
-    if (Array.isArray(key) && key.length === 2) return key;
-  } catch {
-    // Refused below.
+  const colon = cursor.indexOf(':');
+  const updatedAt = Number(cursor.slice(0, colon));
+  if (colon < 1 || !Number.isFinite(updatedAt)) {
+    throw new InvalidInputError('list(): `cursor` is not one a listing of this store returned');
   }
-  throw new InvalidInputError('list(): `cursor` is not one a listing of this store returned');
+  return [updatedAt, cursor.slice(colon + 1)];
 }
 
 function compareEntries(left: unknown, rightKey: unknown[]): number {
