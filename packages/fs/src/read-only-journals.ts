@@ -9,6 +9,7 @@ import { readDeadLogs } from './log-replay.js';
 import { OtherProcessLogs } from './other-process-logs.js';
 import { continuingRecords, type PendingBatch } from './pending-batches.js';
 import { decodeJournalBatch } from './records.js';
+import { captureUnapplied } from './unapplied-frames.js';
 
 /**
  * Journal reads of a read-only adapter (`fsAdapter({ readOnly: true })`). A writing adapter's
@@ -71,6 +72,8 @@ export class ReadOnlyJournals {
     const elsewhere = (await this.lockExists(paths.lock))
       ? await this.otherLogs.batchesOf(sessionId, runId)
       : [];
+    // A writing adapter of this process on the same filesystem object: its waiting frames.
+    const waiting = captureUnapplied(this.context.fileSystem, paths.file);
     let bytes: Uint8Array;
     try {
       bytes = await this.context.fileSystem.readFile(paths.file);
@@ -85,7 +88,7 @@ export class ReadOnlyJournals {
     }
     const dead = this.deadBatches.get(`${sessionId}/${runId}`) ?? [];
     const continuing = continuingRecords(
-      [...dead, ...elsewhere],
+      [...dead, ...elsewhere, ...waiting],
       parsed.nonce,
       parsed.lastSequence,
     );

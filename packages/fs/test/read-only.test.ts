@@ -202,6 +202,22 @@ describe('fsAdapter({ readOnly: true })', () => {
     expect(await treeHash(directory)).toEqual(before);
   });
 
+  it('E2: reads every append a live writer acknowledged, in its log or waiting in memory', async () => {
+    const directory = await tempDirectory();
+    const writer = fsAdapter({ directory });
+    await writer.open();
+    const reader = fsAdapter({ directory, readOnly: true });
+    await reader.open();
+    for (let sequence = 1; sequence <= 30; sequence++) {
+      const text = JSON.stringify({ sequence });
+      await writer.appendLog('s', 'r', [{ sequence, text }], { durability: 'group' });
+      const read = await reader.readLog('s', 'r', { afterSequence: 0, limit: 100 });
+      expect(read.records.map((record) => record.sequence).at(-1)).toBe(sequence);
+    }
+    await reader.close();
+    await writer.close();
+  });
+
   it('creates nothing where there is no store', async () => {
     const parent = await tempDirectory();
     const directory = join(parent, 'missing');
