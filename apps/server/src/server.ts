@@ -66,7 +66,11 @@ export async function createServer(
   options: CreateServerOptions = {},
 ): Promise<KeepsakeServer> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: config.server.logLevel },
+    // Every log line names the instance, as the metrics and run lookups do.
+    logger:
+      options.logger === false
+        ? false
+        : { level: config.server.logLevel, base: { instance: config.server.instanceId } },
     bodyLimit: config.server.bodyLimitBytes,
     // Longer than any URL Node accepts (16 KiB of headers), so an over-long id always
     // reaches validation and gets the same 400 on every method.
@@ -80,7 +84,14 @@ export async function createServer(
   const agent = options.agent ?? createAgent(config.agent);
   const memory = new DemoMemoryProvider();
   let namespaces: NamespaceRegistry | null = null;
-  const metrics = new ServerMetrics(() => namespaces?.runsInFlight ?? 0);
+  const streams = new StreamRegistry();
+  const metrics = new ServerMetrics({
+    backend: config.backend.kind,
+    instance: config.server.instanceId,
+    runsInFlight: () => namespaces?.runsInFlight ?? 0,
+    openStreams: () => streams.size,
+    remoteFollowers: () => streams.remoteCount,
+  });
   if (config.backend.kind === 'redis') {
     await checkRedisBeforeOpening(config.backend, STARTUP_CHECK_TIMEOUT_MS);
   }
@@ -91,12 +102,14 @@ export async function createServer(
   }
   const registry = namespaces;
   const memoryBoundary = new MemoryBoundary(memory, app.log);
-  const streams = new StreamRegistry();
   const state = { acceptingRuns: true };
   const onConflictRetry = (operation: string) => metrics.recordConflictRetry(operation);
 
   const connections = new ConnectionTracker(app.server);
-  installErrorHandling(app, { bodyLimitBytes: config.server.bodyLimitBytes });
+  installErrorHandling(app, {
+    bodyLimitBytes: config.server.bodyLimitBytes,
+    onBackendError: (code) => metrics.recordBackendError(code),
+  });
   app.addHook('onResponse', async (request, reply) => {
     metrics.recordHttpRequest(
       request.method,
@@ -149,6 +162,7 @@ export async function createServer(
           if (!state.acceptingRuns) throw new StoreClosedError('start a run');
         },
         onConflictRetry,
+        instanceId: config.server.instanceId,
       });
       registerMemoryRoutes(api, memory);
     },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load-config.js';
 import { BackendReadiness } from '../src/health/backend-readiness.js';
 import { call } from './helpers/http-client.js';
-import { startTestServer, type TestServer } from './helpers/test-server.js';
+import { aliceToken, startTestServer, type TestServer } from './helpers/test-server.js';
 
 /** A probe the test settles by hand, counting how often it was asked. */
 function manualProbe() {
@@ -113,6 +113,15 @@ describe('/readyz on Redis', () => {
     expect(down.body).toMatchObject({ status: 'backend-unavailable', backend: 'redis' });
     expect(typeof down.body.reason).toBe('string');
     expect(await call(harness.url, '/healthz')).toMatchObject({ status: 200 });
+    // The API answers 503 meanwhile, and the metrics count it (issue 41 item 2).
+    const refused = await call(harness.url, '/api/sessions', { token: aliceToken });
+    expect(refused.status).toBe(503);
+    const metrics = (await call(harness.url, '/metrics')).body as string;
+    expect(metrics).toMatch(
+      /keepsake_backend_errors_total\{code="backend_unavailable",backend="redis",instance="[^"]+"\} [1-9]/,
+    );
+    expect(metrics).toContain('# TYPE keepsake_durable_write_duration_seconds ');
+    expect(metrics).not.toContain('keepsake_fsync_duration_seconds');
     await redis.start();
     expect((await readinessBecomes(200)).body).toMatchObject({ status: 'ready' });
   }, 120_000);

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -154,6 +155,17 @@ export const configSchema = z
         readinessTimeoutMs: z.number().int().min(1).max(60_000).default(2_000),
         /** `/readyz`: how long one probe's result is reused (probes cost one read per interval). @default 1000 */
         readinessCacheMs: z.number().int().min(0).max(60_000).default(1_000),
+        /**
+         * Names this instance in metrics (`instance` label), log lines and run lookups.
+         * @default '<hostname>-<pid>'
+         */
+        instanceId: z
+          .string()
+          .regex(
+            /^[A-Za-z0-9_.:-]{1,128}$/,
+            'must be 1–128 characters of A-Z, a-z, 0-9, "_", ".", ":" or "-"',
+          )
+          .default(() => `${hostname()}-${process.pid}`),
         /** @default 'info' */
         logLevel: z
           .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

@@ -30,6 +30,7 @@ const environmentVariables: ReadonlyArray<{ name: string; path: string[]; kind: 
     kind: 'integer',
   },
   { name: 'KEEPSAKE_READINESS_CACHE_MS', path: ['server', 'readinessCacheMs'], kind: 'integer' },
+  { name: 'KEEPSAKE_INSTANCE_ID', path: ['server', 'instanceId'], kind: 'string' },
   { name: 'KEEPSAKE_LOG_LEVEL', path: ['server', 'logLevel'], kind: 'string' },
   { name: 'KEEPSAKE_BACKEND', path: ['backend', 'kind'], kind: 'string' },
   { name: 'KEEPSAKE_DATA_DIR', path: ['backend', 'directory'], kind: 'string' },

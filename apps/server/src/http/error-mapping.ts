@@ -49,7 +49,12 @@ export function errorBody(code: string, message: string, details?: unknown): Err
 export interface ErrorHandlingOptions {
   /** The configured body limit, named in a 413's message. */
   bodyLimitBytes: number;
+  /** A request failed on the backend (unavailable, outcome unknown, backend failure): metrics. */
+  onBackendError?: (code: string) => void;
 }
+
+/** The codes that say the backend, not the request, failed. */
+const BACKEND_ERROR_CODES = new Set(['backend_unavailable', 'backend_error', 'timeout']);
 
 /**
  * One error handler for the whole app, so every error reply has the one shape
@@ -61,6 +66,9 @@ export function installErrorHandling(app: FastifyInstance, options: ErrorHandlin
   app.setErrorHandler((error: FastifyError | KeepsakeError, request, reply) => {
     if (KeepsakeError.isInstance(error)) {
       const status = httpStatusOf(error);
+      if (BACKEND_ERROR_CODES.has(error.code)) {
+        options.onBackendError?.(error.code);
+      }
       if (status >= 500) request.log.error({ err: error }, 'request failed');
       if (status === 503) reply.header('retry-after', '1');
       return reply.code(status).send(errorBody(error.code, error.message, issuesOf(error)));

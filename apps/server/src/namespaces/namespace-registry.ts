@@ -126,6 +126,7 @@ async function openNamespace(name: string, options: NamespaceRegistryOptions): P
     memory,
     logger: logger.child({ namespace: name }),
     onConflictRetry: (operation) => metrics.recordConflictRetry(operation),
+    onLateAppendRefused: () => metrics.recordRefusedLateAppend(),
   });
   return { name, store, adapter, runs, lastActiveSessionId: null };
 }

@@ -41,11 +41,18 @@ export interface RunRouteDependencies {
   /** Refuses new runs once shutdown began (503). */
   assertAcceptingRuns: () => void;
   onConflictRetry: (operation: string) => void;
+  /** This instance's id, in run lookups: which instance answered, and whether it streams the run. */
+  instanceId: string;
 }
 
 /** Runs: send a message, follow its events (SSE), cancel, undo, retry. */
 export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRouteDependencies) {
   const messageSchema = messageBody(dependencies.maxMessageChars);
+
+  const servedBy = (namespace: Namespace, runId: string) => ({
+    instance: dependencies.instanceId,
+    streamedHere: namespace.runs.isLocal(runId),
+  });
 
   const runReply = (sessionId: string, runId: string) => ({
     sessionId,
@@ -114,7 +121,7 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
       await namespace.store.closeAnsweredRun(sessionId, runId);
       run = await namespace.store.runSummary(sessionId, runId);
     }
-    return { run, turn: describeTurn(standing) };
+    return { run, turn: describeTurn(standing), ...servedBy(namespace, runId) };
   });
 
   // E8: a client (or another service) that kept only the run id finds where it lives.
@@ -133,6 +140,7 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
       run,
       runUrl: `/api/sessions/${run.sessionId}/runs/${runId}`,
       eventsUrl: `/api/sessions/${run.sessionId}/runs/${runId}/events`,
+      ...servedBy(namespace, runId),
     };
   });
 
@@ -148,7 +156,7 @@ export function registerRunRoutes(scope: FastifyInstance, dependencies: RunRoute
         : (query.after ?? 0);
     await assertRunKnown(namespace, sessionId, runId);
 
-    const stream = dependencies.streams.open();
+    const stream = dependencies.streams.open(() => !namespace.runs.isLocal(runId));
     reply.sse.onClose(() => stream.close());
     // Commit the response now: a client sees the stream is open even while the run has
     // nothing to send yet (a restart, a model slow to its first token).

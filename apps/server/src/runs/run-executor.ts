@@ -20,6 +20,8 @@ export interface RunExecutorOptions {
   memory: DemoMemoryProvider;
   logger: FastifyBaseLogger;
   onConflictRetry?: (operation: string) => void;
+  /** An append of a run here refused: another instance took the run over or cancelled it. */
+  onLateAppendRefused?: () => void;
 }
 
 interface LiveRun {
@@ -165,6 +167,7 @@ export class RunExecutor {
         onRetry: () => this.options.onConflictRetry?.('complete-run'),
       });
     } catch (error) {
+      if (isSealedElsewhere(error)) this.options.onLateAppendRefused?.();
       if (isSealedElsewhere(error) && handle.active) {
         await this.settleFencedRun(handle);
         return;

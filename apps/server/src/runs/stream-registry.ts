@@ -9,15 +9,23 @@ export interface OpenStream {
  * with Last-Event-ID and lose nothing, because the journal, not the connection, holds the run).
  */
 export class StreamRegistry {
-  private readonly streams = new Set<AbortController>();
+  /** Each open stream, with whether its run is streamed by another instance (metrics). */
+  private readonly streams = new Map<AbortController, () => boolean>();
 
   get size(): number {
     return this.streams.size;
   }
 
-  open(): OpenStream {
+  /** Open streams following a run another instance streams, as `isRemote` says now. */
+  get remoteCount(): number {
+    let count = 0;
+    for (const isRemote of this.streams.values()) if (isRemote()) count++;
+    return count;
+  }
+
+  open(isRemote: () => boolean = () => false): OpenStream {
     const controller = new AbortController();
-    this.streams.add(controller);
+    this.streams.set(controller, isRemote);
     return {
       signal: controller.signal,
       close: () => {
@@ -28,7 +36,7 @@ export class StreamRegistry {
   }
 
   closeAll(): void {
-    for (const controller of this.streams) controller.abort();
+    for (const controller of this.streams.keys()) controller.abort();
     this.streams.clear();
   }
 }
