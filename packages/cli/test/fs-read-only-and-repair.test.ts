@@ -141,11 +141,14 @@ describe('keepsake repair (fs)', () => {
     expect((await keepsake(['quarantine', 'ls', store])).stdout).toMatch(
       /sessions\/chat-0001\s+no\s/,
     );
-    // Progress went to stderr, results to stdout; a second repair has nothing to do.
+    // Progress went to stderr, results to stdout; a second repair has nothing to do, and
+    // writes nothing (not even a rewrite of the sessions it read).
+    const before = await treeSnapshot(store);
     const progress = await keepsake(['repair', store]);
     expect(progress.exitCode).toBe(EXIT_CODES.ok);
     expect(progress.stderr).toContain('repair sessions');
     expect(progress.stdout).toMatch(/: nothing to repair \(6 sessions read/);
+    expect(await treeSnapshot(store)).toEqual(before);
     expect((await keepsake(['repair', store, '--dry-run'])).exitCode).toBe(EXIT_CODES.ok);
   });
 

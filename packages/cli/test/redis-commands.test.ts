@@ -207,7 +207,10 @@ describe('reading commands write nothing, and repair (Redis)', () => {
     ]);
     const verified = await keepsake(['verify', url]);
     expect(verified.exitCode, verified.stdout).toBe(EXIT_CODES.ok);
+    // Nothing left to repair: nothing is written, not even the sessions it read.
+    const settled = await keyspaceSnapshot(redis, keyPrefix);
     expect((await keepsake(['repair', url])).stdout).toContain('nothing to repair');
+    expect(await keyspaceSnapshot(redis, keyPrefix)).toEqual(settled);
   });
 });
 

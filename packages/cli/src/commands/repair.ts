@@ -109,8 +109,14 @@ export async function repairCommand(
       await adapter.replaceIndex([...summaries.values()], { durable: true });
       actions.push(index);
     }
+    // What the repairs wrote without a flush of its own (a crashed turn's repair, its crash
+    // record: F1, C3) is made durable here (C1).
+    await adapter.sync();
   } finally {
-    await store.close().catch(() => undefined);
+    // Not store.close(): it re-persists every session it holds with fsync (C1), which would
+    // rewrite each sound session this repair only read. Nothing here is left unsaved (no
+    // run, no edit, no memory agent): every repair was written when its load returned.
+    await store.adapter.close().catch(() => undefined);
   }
   await report(context, spec.display, { dryRun, sessions, actions, leftAlone }, options.json);
   if (dryRun && actions.length > 0) {
