@@ -13,6 +13,10 @@ import {
 import { KEEPSAKE_FS } from './sections/fs/keepsake-fs.js';
 import { pacedStreamsSection } from './sections/fs/paced-streams.js';
 import { HAND_ROLLED_RECOVERY, recoverySection } from './sections/fs/recovery.js';
+import {
+  JSON_FILE_SESSION,
+  openaiAgentsSessionSection,
+} from './sections/openai-agents/session-turns.js';
 import { redisTargets } from './sections/redis/targets.js';
 import { s3Targets } from './sections/s3/targets.js';
 
@@ -130,6 +134,30 @@ export const targets: readonly Target[] = [
     reference: { contender: HAND_ROLLED_RECOVERY },
     comparator: '<=',
     threshold: 1.15,
+  },
+  // Issue 44: a turn of the Agents SDK (getItems + addItems) against the JSON file per session
+  // users write by hand, in both of KeepsakeSession's modes.
+  {
+    id: 'openai-agents-turn-vs-json-file',
+    description:
+      'KeepsakeSession turns (getItems + addItems, default refresh: true) ≥ 1.0× a JSON file per session',
+    section: openaiAgentsSessionSection.id,
+    table: 'turns',
+    cases: ['100', '10000'],
+    reference: { contender: JSON_FILE_SESSION },
+    comparator: '>=',
+    threshold: 1,
+  },
+  {
+    id: 'openai-agents-turn-vs-json-file-single-writer',
+    description:
+      'KeepsakeSession turns with refresh: false (one writer) ≥ 1.0× a JSON file per session',
+    section: openaiAgentsSessionSection.id,
+    table: 'turns-single-writer',
+    cases: ['100', '10000'],
+    reference: { contender: JSON_FILE_SESSION },
+    comparator: '>=',
+    threshold: 1,
   },
   ...redisTargets,
   ...s3Targets,

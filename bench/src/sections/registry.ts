@@ -5,6 +5,7 @@ import { memorySection } from './fs/memory.js';
 import { pacedStreamsSection } from './fs/paced-streams.js';
 import { recoverySection } from './fs/recovery.js';
 import { langgraphSaverSection } from './langgraph/langgraph-saver.js';
+import { openaiAgentsSessionSection } from './openai-agents/session-turns.js';
 import { redisDurableSection } from './redis/redis-durable.js';
 import { s3DurableSection } from './s3/s3-durable.js';
 import type { Section } from './section.js';
@@ -25,5 +26,6 @@ export const sections: readonly Section[] = [
   redisDurableSection,
   s3DurableSection,
   langgraphSaverSection,
+  openaiAgentsSessionSection,
   serverLoadSection,
 ];
