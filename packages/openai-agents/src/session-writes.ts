@@ -103,3 +103,22 @@ export async function loadOrNull(
     throw error;
   }
 }
+
+/**
+ * The session as stored now, for a read that must see what other instances wrote (`getItems`
+ * with `refresh`), decoded only when it changed. `store.load(id, { refresh: true })` reads,
+ * parses and validates the whole document even when nothing changed (on fs at 10,000 items
+ * that is most of a turn); this asks the adapter for the stored document first and compares
+ * its revision with the cached copy's: equal, the cached copy is what is stored (every write
+ * bumps the revision, B4); different, missing or not cached, the store re-reads it as before
+ * (with its quarantine, A2, and deletion, B8, handling). Either way the load still repairs a
+ * turn whose producer died (F1), as every `store.load` does.
+ */
+export async function loadCurrent(store: SessionStore, id: string): Promise<Session | null> {
+  const stored = await store.adapter.getDocument('sessions', id);
+  if (stored !== null) {
+    const cached = await loadOrNull(store, id, false);
+    if (cached !== null && cached.revision === stored.revision) return cached;
+  }
+  return loadOrNull(store, id, true);
+}

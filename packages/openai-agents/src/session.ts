@@ -19,7 +19,7 @@ import { keepsakeIdOf } from './ids.js';
 import { decodeItem, encodeItem, type StoredItem } from './item-codec.js';
 import { liveRunOf } from './live-runs.js';
 import { stateOf } from './session-state.js';
-import { loadOrNull, updateSession } from './session-writes.js';
+import { loadCurrent, loadOrNull, updateSession } from './session-writes.js';
 import {
   historyOf,
   ITEMS_FIELD,
@@ -41,10 +41,12 @@ export interface KeepsakeSessionOptions {
   /** The title listings show (`store.list()`, `keepsake ls`). @default the start of the first user message */
   title?: string;
   /**
-   * Re-read the stored session on every `getItems`, in case another server instance added
-   * items since this store cached it. Turn it off only when one process is the only writer
-   * of its sessions: reads are then served from the store's cache. Writes are safe either
-   * way (B4: a write on a stale copy is refused by its revision, read again and retried).
+   * Check the stored session on every `getItems`, in case another server instance changed it
+   * since this store cached it: the stored document's revision is compared with the cached
+   * copy's, and the document is decoded again only when they differ. Turn it off only when one
+   * process is the only writer of its sessions: reads are then served from the store's cache
+   * without reading the backend. Writes are safe either way (B4: a write on a stale copy is
+   * refused by its revision, read again and retried).
    * @default true
    */
   refresh?: boolean;
@@ -129,7 +131,9 @@ export class KeepsakeSession
       throw new InvalidInputError('getItems(limit): limit must be a number', { path: 'limit' });
     }
     // Outside the lock: a load may repair a turn whose producer died (F1), under the lock.
-    const session = await loadOrNull(this.store, this.keepsakeId, this.refresh);
+    const session = this.refresh
+      ? await loadCurrent(this.store, this.keepsakeId)
+      : await loadOrNull(this.store, this.keepsakeId, false);
     if (session === null) return [];
     return historyOf(session.messages, limit);
   }
