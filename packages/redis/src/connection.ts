@@ -37,7 +37,10 @@ function reconnectDelay(attempt: number): number {
  * for `clusterNodes`), or adopts the one they pass. `owned` says whether the adapter closes
  * them.
  */
-export function createClients(options: ResolvedRedisAdapterOptions): {
+export function createClients(
+  options: ResolvedRedisAdapterOptions,
+  connectionName: string | null,
+): {
   clients: RedisClient[];
   owned: boolean;
 } {
@@ -45,14 +48,22 @@ export function createClients(options: ResolvedRedisAdapterOptions): {
   if (connection.kind === 'client') return { clients: [connection.client], owned: false };
   const clients: RedisClient[] = [];
   for (let index = 0; index < options.connections; index++) {
-    clients.push(createOwnedClient(options));
+    clients.push(createOwnedClient(options, connectionName));
   }
   return { clients, owned: true };
 }
 
-function createOwnedClient(options: ResolvedRedisAdapterOptions): RedisClient {
+function createOwnedClient(
+  options: ResolvedRedisAdapterOptions,
+  connectionName: string | null,
+): RedisClient {
   const { connection } = options;
-  const safety = connectionSafety(options);
+  // The owner's name on every connection it makes, on every node, after every reconnect
+  // (CLIENT SETNAME by ioredis): what owner liveness looks for (owner-liveness.ts).
+  const safety = {
+    ...connectionSafety(options),
+    ...(connectionName === null ? {} : { connectionName }),
+  };
   let client: RedisClient;
   if (connection.kind === 'url') {
     client = new Redis(connection.url, {

@@ -87,6 +87,15 @@ export interface RedisAdapterOptions {
    * @default false
    */
   readOnly?: boolean;
+  /**
+   * F1, E9: how long the connections of a run's owner must have been missing from the
+   * server's client list before the owner counts as gone (its run is then repaired at once
+   * instead of after the store's `recovery.graceMs`). A killed process's connections close
+   * with it; a live one that lost its connection reconnects well within this. Only for
+   * connections the adapter makes (they carry the owner's name); 0 turns owner liveness off.
+   * @default 2_000
+   */
+  livenessConfirmMs?: number;
 }
 
 export interface ResolvedRedisAdapterOptions {
@@ -105,6 +114,8 @@ export interface ResolvedRedisAdapterOptions {
   /** Connections to a standalone server the adapter makes (1 for `client` and Cluster). */
   readonly connections: number;
   readonly readOnly: boolean;
+  /** 0: no owner liveness. */
+  readonly livenessConfirmMs: number;
 }
 
 /** Connections to a `url` when the option is not given (see `connections`). */
@@ -148,6 +159,7 @@ const optionsSchema = z
     connectTimeoutMs: z.number().int().positive().default(10_000),
     connections: z.number().int().min(1).max(64).optional(),
     readOnly: z.boolean().default(false),
+    livenessConfirmMs: z.number().int().min(0).max(600_000).default(2_000),
   })
   .superRefine((options, context) => {
     const given = (['client', 'url', 'clusterNodes'] as const).filter(
@@ -211,6 +223,7 @@ export function resolveOptions(options: unknown): ResolvedRedisAdapterOptions {
     socketTimeoutMs: data.socketTimeoutMs,
     connectTimeoutMs: data.connectTimeoutMs,
     connections: connection.kind === 'url' ? (data.connections ?? DEFAULT_CONNECTIONS) : 1,
+    livenessConfirmMs: data.livenessConfirmMs,
   };
 }
 

@@ -1,5 +1,6 @@
 import {
   type AdapterCapabilities,
+  type AdapterLiveness,
   type AppendLogResult,
   BackendError,
   type Collection,
@@ -32,6 +33,7 @@ import {
   type ResolvedRedisAdapterOptions,
   resolveOptions,
 } from './options.js';
+import { RedisOwnerLiveness } from './owner-liveness.js';
 import { QuarantineStore } from './quarantine-store.js';
 import { refuseWrites } from './read-only.js';
 import { ScriptRunner } from './script-runner.js';
@@ -139,12 +141,22 @@ export class RedisAdapter implements StorageAdapterV1 {
   private closing: Promise<void> | null = null;
 
   private readonly options: ResolvedRedisAdapterOptions;
+  /**
+   * F1, E9: who began a run and whether it is alive, from the server's client list. Only on
+   * connections the adapter makes (a client passed in keeps its own name).
+   */
+  readonly liveness?: AdapterLiveness;
 
   constructor(options: ResolvedRedisAdapterOptions) {
     this.options = options;
     this.capabilities = redisCapabilities(options.durability);
     this.keys = new KeyLayout(options.keyPrefix);
-    const { clients, owned } = createClients(options);
+    const liveness =
+      options.connection.kind !== 'client' && options.livenessConfirmMs > 0
+        ? new RedisOwnerLiveness(() => this.client, options.livenessConfirmMs)
+        : null;
+    if (liveness !== null) this.liveness = liveness;
+    const { clients, owned } = createClients(options, liveness?.ownerId ?? null);
     const client = clients[0]!;
     this.client = client;
     this.clients = clients;
