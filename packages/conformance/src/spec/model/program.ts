@@ -142,6 +142,8 @@ export type SessionStep =
   | { kind: 'rename'; hold: boolean }
   | { kind: 'renameOntoParent' }
   | { kind: 'delete' }
+  /** Another server instance deletes the session while this one holds it cached (B8). */
+  | { kind: 'deleteElsewhere' }
   | { kind: 'saveDeleted' }
   | { kind: 'stream'; stream: StreamPlan }
   | { kind: 'foreignCancel'; plan: ForeignCancelPlan }

@@ -234,6 +234,43 @@ export async function runSessionStep(
       model.forgetRuns();
       return;
     }
+    case 'deleteElsewhere': {
+      // B8: another instance deletes the session this store holds cached (a server whose
+      // peer handled the delete). A refreshing load must say it is gone and forget the copy,
+      // never hand back (or repair) a ghost. Unsaved edits keep the live copy as it is (a
+      // refresh never overwrites them), and a live run here is a delete's own business
+      // (`delete`): the step is for a clean session.
+      const dirty = JSON.stringify(model.working) !== JSON.stringify(model.acknowledged);
+      if (!model.exists || model.abandoned !== null || dirty) {
+        world.history.note(
+          `${label}: nothing to delete elsewhere (absent, dirty or with a live run)`,
+        );
+        return;
+      }
+      if (model.held === null) {
+        // Cached here, as a request handled moments ago leaves it.
+        const cached = await mustResolve(world, label, () => store.load(id));
+        expectLive(world, model, cached, label);
+      }
+      const other = await world.other();
+      const existed = await mustResolve(world, label, () => other.delete(id));
+      expect(existed, `${label}: the other instance's delete returns true`).toBe(true);
+      model.exists = false;
+      model.deletedObject = model.held;
+      model.held = null;
+      model.working = [];
+      model.acknowledged = [];
+      model.staleCopies = [];
+      model.toolCalls = [];
+      model.forgetRuns();
+      await mustRefuse(world, model, `${label}, then a refreshing load here`, [NotFoundError], () =>
+        store.load(id, { refresh: true }),
+      );
+      await mustRefuse(world, model, `${label}, then a load here`, [NotFoundError], () =>
+        store.load(id),
+      );
+      return;
+    }
     case 'saveDeleted': {
       const deleted = model.deletedObject;
       if (deleted === null || model.exists) return;

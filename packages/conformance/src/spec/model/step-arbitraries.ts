@@ -72,6 +72,7 @@ export function renameStep(holdChance: number): fc.Arbitrary<SessionStep> {
 }
 export const renameOntoParent = fc.constant<SessionStep>({ kind: 'renameOntoParent' });
 export const remove = fc.constant<SessionStep>({ kind: 'delete' });
+export const removeElsewhere = fc.constant<SessionStep>({ kind: 'deleteElsewhere' });
 export const saveDeleted = fc.constant<SessionStep>({ kind: 'saveDeleted' });
 export const tick = fc.constant<SessionStep>({ kind: 'tick' });
 export const pause = fc.constant<SessionStep>({ kind: 'pause' });
