@@ -15,6 +15,7 @@ import {
 import { backoffDelay, sleep } from './backoff.js';
 import { ADAPTER_NAME, classify, toKeepsakeError } from './errors.js';
 import { EtagCache } from './etag-cache.js';
+import { withinClockAllowance } from './listing-bounds.js';
 import type { ObjectInfo, PutConditions } from './requests.js';
 import { KeyedQueue, type StorageContext } from './storage-context.js';
 import {
@@ -34,12 +35,21 @@ import { REVISION_METADATA, revisionOf, WRITE_METADATA } from './write-tokens.js
  * listing still shows the last indexed save); `none`: no summary (not a session).
  */
 type SummaryPlan =
-  | { readonly kind: 'set'; readonly carried: CarriedMetadata }
+  | { readonly kind: 'set'; readonly carried: CarriedMetadata; readonly updatedAt: number }
   | { readonly kind: 'keep' }
   | { readonly kind: 'none' };
 
 /** Writes an index entry for the document version `etag` (the adapter's IndexStore). */
 export type WriteIndexEntry = (summary: SessionSummary, etag: string | null) => Promise<void>;
+
+/** What a write learned beyond its result. */
+interface WriteNote {
+  /**
+   * B7: the save's index entry must be written now, not left for a listing to make: the
+   * summary may be more than CLOCK_ALLOWANCE_MS ahead of the document's LastModified.
+   */
+  entryNeeded: boolean;
+}
 
 /** Conditional PUTs that may meet a stale ETag of the very revision expected, in a row. */
 const STALE_ETAG_REFRESHES = 2;
@@ -114,20 +124,28 @@ export class DocumentStore {
     const summary = collection === 'sessions' ? options.indexEntry : undefined;
     const carried = summary === undefined ? null : encodeSummary(summary);
     const plan: SummaryPlan =
-      carried !== null
-        ? { kind: 'set', carried }
+      carried !== null && summary !== undefined
+        ? { kind: 'set', carried, updatedAt: summary.updatedAt }
         : collection === 'sessions'
           ? { kind: 'keep' }
           : { kind: 'none' };
+    const note: WriteNote = { entryNeeded: false };
     const written = this.context.checksConditionsItself()
-      ? this.queue.run(key, () => this.write(key, write, options.expectedRevision, plan, true))
-      : this.write(key, write, options.expectedRevision, plan, false);
-    if (summary === undefined || carried?.partial !== true) return written;
-    return written.then((result) => this.withSeparateEntry(key, summary, result));
+      ? this.queue.run(key, () =>
+          this.write(key, write, options.expectedRevision, plan, true, note),
+        )
+      : this.write(key, write, options.expectedRevision, plan, false, note);
+    if (summary === undefined) return written;
+    return written.then((result) =>
+      carried?.partial === true || note.entryNeeded
+        ? this.withSeparateEntry(key, summary, result)
+        : result,
+    );
   }
 
   /**
-   * B7: a summary too long for metadata is written whole as its own entry once the
+   * B7: a summary too long for metadata, or one a listing could not bound by the document's
+   * LastModified (see listing-bounds.ts), is written whole as its own entry once the
    * document has landed; its failure is the save's `indexFailure` (the document is stored).
    */
   private async withSeparateEntry(
@@ -150,6 +168,7 @@ export class DocumentStore {
     expected: number | null,
     plan: SummaryPlan,
     checkFirst: boolean,
+    note: WriteNote,
   ): Promise<PutResult> {
     const { requests } = this.context;
     const token = this.context.nextWriteToken();
@@ -199,10 +218,16 @@ export class DocumentStore {
             : new BackendUnavailableError(ADAPTER_NAME, `${operation}: not sent`, { cause: error });
         }
         await sleep(backoffDelay(requests.retry, attempt - 1));
-        if (failure.sent && (await this.landed(key, token))) return { ok: true };
+        if (failure.sent && (await this.landed(key, token))) {
+          // The reply, and its server time, lost: the entry is written too.
+          note.entryNeeded = plan.kind === 'set';
+          return { ok: true };
+        }
         continue;
       }
       if (outcome.ok) {
+        note.entryNeeded =
+          plan.kind === 'set' && !withinClockAllowance(plan.updatedAt, outcome.serverTimeAtSend);
         this.etags.remember(key, {
           revision: write.revision,
           etag: outcome.etag,
@@ -214,6 +239,7 @@ export class DocumentStore {
       const stored = await this.headForWrite(key);
       if (stored !== null && stored.metadata[WRITE_METADATA] === token) {
         this.rememberStored(key, stored);
+        note.entryNeeded = plan.kind === 'set';
         return { ok: true };
       }
       if (stored === null && expected === null && attempt + 1 < requests.retry.attempts) {

@@ -1,4 +1,5 @@
 import type { KeyLayout } from './keys.js';
+import { CLOCK_ALLOWANCE_MS } from './listing-bounds.js';
 import type { ListedObject } from './requests.js';
 import { etagKeyPart } from './summary-metadata.js';
 
@@ -17,6 +18,12 @@ export interface UncheckedSession {
   readonly sessionId: string;
   /** The session's entries (none for a document that was never indexed). */
   readonly entries: ListedEntry[];
+  /**
+   * The largest updatedAt the HEAD can find: the document's LastModified plus the clock
+   * allowance (see listing-bounds.ts), or its newest entry's when larger (a document that
+   * carries no summary is listed from that entry). Infinity when not known.
+   */
+  readonly bound: number;
 }
 
 export interface Resolution {
@@ -61,7 +68,11 @@ export function resolveEntries(
     const version = object.etag === '' ? null : etagKeyPart(object.etag);
     const matching = newestFirst(entries.filter((entry) => entry.etag === version));
     if (version === null || matching.length === 0) {
-      unchecked.push({ sessionId, entries });
+      const bound = Math.max(
+        object.lastModified > 0 ? object.lastModified + CLOCK_ALLOWANCE_MS : Infinity,
+        ...entries.map((entry) => entry.updatedAt),
+      );
+      unchecked.push({ sessionId, entries, bound });
       continue;
     }
     current.push(matching[0]!);

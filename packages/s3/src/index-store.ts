@@ -9,8 +9,14 @@ import {
 import type { StorageContext } from './storage-context.js';
 import { carriedSummary, etagKeyPart } from './summary-metadata.js';
 
-/** Requests (GETs, HEADs) a listing makes at once. */
+/** Requests (GETs, PUTs) a listing or a rebuild makes at once. */
 const READS_AT_ONCE = 16;
+
+/**
+ * Changed documents a listing checks at once (a HEAD, then the PUT of the entry learned):
+ * one round, after which the listing decides whether the page is settled.
+ */
+const CHECKS_AT_ONCE = 32;
 
 /** A session on the listing: its entry, and its summary text when the listing already has it. */
 interface Listed {
@@ -35,13 +41,21 @@ interface Listed {
  * layout) keeps its newest entry, copied under its new version; with no entry at all it is
  * not listed (B7: never indexed). Entries superseded are removed in one DeleteObjects; an
  * entry whose document is not listed is passed on, and core, finding the document gone,
- * removes it (B7). Then the page is sorted by updatedAt descending then id, and the
- * summaries not already read are GET.
+ * removes it (B7). The page is the first `limit` by updatedAt descending then id (after
+ * the cursor), and the summaries not already read are GET.
+ *
+ * The changed documents are checked newest LastModified first, CHECKS_AT_ONCE at a time,
+ * and only until the page is settled: a summary is never more than CLOCK_ALLOWANCE_MS ahead
+ * of its document's LastModified (a writer that cannot show it writes its entry itself, see
+ * listing-bounds.ts), so once the page is full and every document left was modified more
+ * than that allowance before the page's last updatedAt, none of them belongs on the page.
+ * They are left for a later page or listing to check.
  *
  * So a page of `limit` entries costs ⌈index keys/1000⌉ + ⌈sessions/1000⌉ LISTs, a HEAD and
- * a PUT per session saved since the last listing, and up to `limit` GETs (+1 DeleteObjects
- * when entries were superseded); core adds one HEAD per entry (B7's check that the document
- * exists).
+ * a PUT per session saved since the last listing and no more than CLOCK_ALLOWANCE_MS before
+ * the page's last entry (all of them while the page is not full), and up to `limit` GETs
+ * (+1 DeleteObjects when entries were superseded); core adds one HEAD per entry (B7's check
+ * that the document exists).
  */
 export class IndexStore {
   /** Whether the index exists, as this adapter last saw; null until `start()`. */
@@ -172,27 +186,31 @@ export class IndexStore {
       delimiter: '/',
     });
     const { current, unchecked, obsolete } = resolveEntries(keys, listed, documents);
-    const sessions: Listed[] = current.map((entry) => ({ entry }));
-    const checked = await inBatches(unchecked, READS_AT_ONCE, (session) =>
-      this.check(session, obsolete),
-    );
-    for (const session of checked) if (session !== null) sessions.push(session);
+    const after = options.cursor === null ? null : parseCursor(options.cursor);
+    const page = new PageSelection(after, options.limit);
+    for (const entry of current) page.offer({ entry });
+    // Newest LastModified first, in rounds, until no document left can carry a summary that
+    // belongs on the page (listing-bounds.ts): those left come after it, and are checked by
+    // the listing of a later page, or of the next listing's.
+    const remaining = [...unchecked].sort((left, right) => right.bound - left.bound);
+    let next = 0;
+    while (next < remaining.length) {
+      const last = page.last();
+      if (last !== null && remaining[next]!.bound < last.updatedAt) break;
+      const round = remaining.slice(next, next + CHECKS_AT_ONCE);
+      next += round.length;
+      const checked = await inBatches(round, CHECKS_AT_ONCE, (session) =>
+        this.check(session, obsolete),
+      );
+      for (const session of checked) if (session !== null) page.offer(session);
+    }
     if (obsolete.length > 0) {
       // Housekeeping only: a failure leaves them for the next listing to remove.
       await requests.deleteMany(obsolete, 'remove older index entries').catch(() => undefined);
     }
-    sessions.sort(
-      (left, right) =>
-        right.entry.updatedAt - left.entry.updatedAt ||
-        (left.entry.sessionId < right.entry.sessionId
-          ? -1
-          : left.entry.sessionId > right.entry.sessionId
-            ? 1
-            : 0),
-    );
-    const start = options.cursor === null ? 0 : startAfterCursor(sessions, options.cursor);
-    const page = sessions.slice(start, start + options.limit);
-    const texts = await inBatches(page, READS_AT_ONCE, (session) => this.textOf(session));
+    const chosen = page.chosen();
+    const more = page.beyond() || next < remaining.length;
+    const texts = await inBatches(chosen, READS_AT_ONCE, (session) => this.textOf(session));
     const entries: unknown[] = [];
     for (const [index, text] of texts.entries()) {
       // Deleted since the listings: not shown.
@@ -200,15 +218,14 @@ export class IndexStore {
       try {
         entries.push(JSON.parse(text));
       } catch {
-        return { status: 'corrupt', reason: `index entry ${page[index]!.entry.key} is not JSON` };
+        return { status: 'corrupt', reason: `index entry ${chosen[index]!.entry.key} is not JSON` };
       }
     }
-    const last = page.at(-1)?.entry;
-    const more = start + options.limit < sessions.length && last !== undefined;
+    const last = chosen.at(-1)?.entry;
     return {
       status: 'ok',
       entries,
-      nextCursor: more ? `${last.updatedAt}:${last.sessionId}` : null,
+      nextCursor: more && last !== undefined ? `${last.updatedAt}:${last.sessionId}` : null,
     };
   }
 
@@ -304,7 +321,7 @@ export class IndexStore {
     // Removed by another listing since (superseded by a newer version's entry): ask again.
     const { sessionId } = session.entry;
     const entries = await this.entriesOf(sessionId, 'read the index');
-    const checked = await this.check({ sessionId, entries }, []);
+    const checked = await this.check({ sessionId, entries, bound: Infinity }, []);
     return checked?.text ?? null;
   }
 
@@ -336,14 +353,73 @@ export class IndexStore {
   }
 }
 
-/** The position after the cursor `<updatedAt>:<id>` in the sorted entries. */
-function startAfterCursor(sorted: readonly Listed[], cursor: string): number {
+/** A cursor `<updatedAt>:<id>`: the position of the last entry of the previous page. */
+interface Position {
+  readonly updatedAt: number;
+  readonly sessionId: string;
+}
+
+function parseCursor(cursor: string): Position {
   const separator = cursor.indexOf(':');
-  const updatedAt = Number(cursor.slice(0, separator));
-  const id = cursor.slice(separator + 1);
-  const index = sorted.findIndex(
-    ({ entry }) =>
-      entry.updatedAt < updatedAt || (entry.updatedAt === updatedAt && entry.sessionId > id),
+  return { updatedAt: Number(cursor.slice(0, separator)), sessionId: cursor.slice(separator + 1) };
+}
+
+/** B7's order: updatedAt descending, then id ascending. Negative when `left` comes first. */
+function compareListed(left: Position, right: Position): number {
+  return (
+    right.updatedAt - left.updatedAt ||
+    (left.sessionId < right.sessionId ? -1 : left.sessionId > right.sessionId ? 1 : 0)
   );
-  return index < 0 ? sorted.length : index;
+}
+
+/**
+ * The first `limit` sessions after the cursor among those offered, kept in order as they
+ * come (an insertion into at most `limit`, so a listing of many rounds never sorts the
+ * whole collection again), and whether any offered session came after them.
+ */
+class PageSelection {
+  private readonly after: Position | null;
+  private readonly limit: number;
+  private readonly sessions: Listed[] = [];
+  private dropped = false;
+
+  constructor(after: Position | null, limit: number) {
+    this.after = after;
+    this.limit = limit;
+  }
+
+  offer(session: Listed): void {
+    const { entry } = session;
+    if (this.after !== null && compareListed(entry, this.after) <= 0) return;
+    let low = 0;
+    let high = this.sessions.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareListed(this.sessions[middle]!.entry, entry) <= 0) low = middle + 1;
+      else high = middle;
+    }
+    if (low >= this.limit) {
+      this.dropped = true;
+      return;
+    }
+    this.sessions.splice(low, 0, session);
+    if (this.sessions.length > this.limit) {
+      this.sessions.pop();
+      this.dropped = true;
+    }
+  }
+
+  /** The page's last entry once the page is full, else null. */
+  last(): ListedEntry | null {
+    return this.sessions.length < this.limit ? null : this.sessions.at(-1)!.entry;
+  }
+
+  chosen(): readonly Listed[] {
+    return this.sessions;
+  }
+
+  /** Whether a session offered comes after the page. */
+  beyond(): boolean {
+    return this.dropped;
+  }
 }

@@ -45,7 +45,18 @@ export interface PutConditions {
   readonly ifNoneMatch?: true;
 }
 
-export type PutOutcome = { readonly ok: true; readonly etag: string } | { readonly ok: false };
+export type PutOutcome =
+  | {
+      readonly ok: true;
+      readonly etag: string;
+      /**
+       * A lower bound of the server's clock when the PUT was sent, in milliseconds: its `Date`
+       * reply header (whole seconds, so the server's time at the reply is below it + 1 s)
+       * less the time the attempt took. Null when the reply carried no readable `Date`.
+       */
+      readonly serverTimeAtSend: number | null;
+    }
+  | { readonly ok: false };
 
 interface Sendable {
   middlewareStack: { add: (middleware: never, options: never) => void };
@@ -149,21 +160,32 @@ export class S3Requests {
     metadata: Record<string, string>,
     conditions: PutConditions = {},
   ): Promise<PutOutcome> {
+    const sentAt = performance.now();
+    let date: string | undefined;
     try {
-      const output = await this.send<{ ETag?: string }>(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          // Known up front: the SDK warns about a body of unknown length otherwise.
-          ContentLength: Buffer.byteLength(body),
-          ContentType: 'application/json; charset=utf-8',
-          Metadata: metadata,
-          ...(conditions.ifMatch === undefined ? {} : { IfMatch: conditions.ifMatch }),
-          ...(conditions.ifNoneMatch === true ? { IfNoneMatch: '*' } : {}),
-        }),
-      );
-      return { ok: true, etag: output.ETag ?? '' };
+      const command = new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        // Known up front: the SDK warns about a body of unknown length otherwise.
+        ContentLength: Buffer.byteLength(body),
+        ContentType: 'application/json; charset=utf-8',
+        Metadata: metadata,
+        ...(conditions.ifMatch === undefined ? {} : { IfMatch: conditions.ifMatch }),
+        ...(conditions.ifNoneMatch === true ? { IfNoneMatch: '*' } : {}),
+      });
+      captureDate(command, (value) => {
+        date = value;
+      });
+      const output = await this.send<{ ETag?: string }>(command);
+      const serverTime = date === undefined ? Number.NaN : Date.parse(date);
+      return {
+        ok: true,
+        etag: output.ETag ?? '',
+        serverTimeAtSend: Number.isFinite(serverTime)
+          ? serverTime - (performance.now() - sentAt)
+          : null,
+      };
     } catch (error) {
       if (classify(error).kind === 'precondition') return { ok: false };
       throw error;
@@ -336,6 +358,21 @@ function info(output: {
  * as S3 returns it (quoted), so every conditional update would fail. Added to the command
  * at the build step, after the SDK has serialized the header; the client is left alone.
  */
+/** Hands the `Date` header of the command's reply to `found` (the command's own middleware). */
+function captureDate(command: Sendable, found: (date: string | undefined) => void): void {
+  const middleware = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+    const result = await next(args);
+    const headers = (result as { response?: { headers?: Record<string, string> } }).response
+      ?.headers;
+    found(headers?.date ?? headers?.Date);
+    return result;
+  };
+  command.middlewareStack.add(
+    middleware as never,
+    { step: 'deserialize', name: 'keepsakeReplyDate', override: true } as never,
+  );
+}
+
 function addUnquotedIfMatch(command: Sendable): void {
   const middleware = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
     const request = (args as { request?: { headers?: Record<string, string> } }).request;
