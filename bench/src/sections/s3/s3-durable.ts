@@ -13,6 +13,7 @@ import type { CaseResult, Metric, SectionResult } from '../../harness/results.js
 import { describeMeasurements } from '../../report/format.js';
 import type { Section, SectionContext } from '../section.js';
 import { trialsPerCase } from '../section.js';
+import { coldListingTable } from './cold-listing.js';
 import { RequestCounter } from './request-counter.js';
 
 /** The names the S3 tables use. */
@@ -94,7 +95,13 @@ async function run(context: SectionContext): Promise<SectionResult> {
     progress.beginCase('requests per operation');
     const costs = await requestCosts(counter, adapterOptions(`bench/costs${trialNumber++}`));
     progress.keep(`  requests: ${costs.map((cost) => `${cost.label} ${cost.total}`).join('; ')}`);
-    return result(context, saveCase, costs);
+    const coldListing = await coldListingTable(
+      context,
+      client,
+      adapterOptions,
+      `bench/cold${trialNumber++}`,
+    );
+    return result(context, saveCase, costs, coldListing);
   } finally {
     client.destroy();
     await target.dispose();
@@ -244,6 +251,7 @@ function result(
   context: SectionContext,
   saveCase: CaseResult['measurements'],
   costs: readonly RequestCost[],
+  coldListing: Awaited<ReturnType<typeof coldListingTable>>,
 ): SectionResult {
   const requestCases: CaseResult[] = costs.map((cost, index) => ({
     key: cost.key,
@@ -289,6 +297,7 @@ function result(
         caseHeader: 'operation',
         cases: requestCases,
       },
+      coldListing.table,
     ],
     notes: [
       ...costs.map((cost) => `${cost.label}: ${cost.byCommand}.`),
@@ -296,6 +305,7 @@ function result(
       'A listing LISTs the index entries and the session documents; a document saved since the last listing costs one HEAD and the PUT of its entry, once; the others are read from their entries (one GET each on the page). Core adds one HEAD per listed entry (B7).',
       'Journal appends of durability `none` (the `terminal` policy) inside one batch window are one PUT per run; durable appends are one PUT each, with a HEAD of the previous segment beside it (B8).',
       "The raw loop's PUTs carry no condition, no metadata and no index: it is the endpoint's floor for the same bytes.",
+      ...coldListing.notes,
     ],
   };
 }
