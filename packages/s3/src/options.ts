@@ -94,6 +94,23 @@ export interface S3AdapterOptions {
     /** A waiting batch is written as soon as it holds this many bytes. @default 1_048_576 */
     maxBatchBytes?: number;
   };
+  /**
+   * F1, E9: the owner lease that lets other instances tell at once that this one is gone
+   * (its runs are then repaired without waiting out the grace). One empty object per
+   * adapter instance, PUT every `renewIntervalMs` by a worker thread (so a stalled event
+   * loop keeps renewing); gone when older than `expireAfterMs` by the server's clock, or
+   * removed at `close()`. Only when the adapter makes its own client (a client passed in
+   * cannot move to the worker) and not read-only. `false`: no lease, no liveness.
+   * See the README, "Owner liveness".
+   */
+  ownerLease?:
+    | false
+    | {
+        /** One PUT per instance per interval. @default 2_000 */
+        renewIntervalMs?: number;
+        /** At least twice the interval, plus the server's whole seconds. @default 6_000 */
+        expireAfterMs?: number;
+      };
 }
 
 export interface ResolvedS3AdapterOptions {
@@ -115,6 +132,7 @@ export interface ResolvedS3AdapterOptions {
   readonly requestTimeoutMs: number;
   readonly retry: { attempts: number; baseDelayMs: number; maxDelayMs: number };
   readonly journal: { batchWindowMs: number; maxBatchBytes: number };
+  readonly ownerLease: { renewIntervalMs: number; expireAfterMs: number } | null;
 }
 
 const clientSchema = z.custom<S3Client>(
@@ -176,6 +194,20 @@ const optionsSchema = z
           .default(1024 * 1024),
       })
       .prefault({}),
+    ownerLease: z
+      .union([
+        z.literal(false),
+        z
+          .strictObject({
+            renewIntervalMs: z.number().int().min(100).max(600_000).default(2_000),
+            expireAfterMs: z.number().int().min(1_000).max(3_600_000).default(6_000),
+          })
+          .refine((lease) => lease.expireAfterMs >= 2 * lease.renewIntervalMs, {
+            message: 'expireAfterMs must be at least twice renewIntervalMs',
+            path: ['expireAfterMs'],
+          }),
+      ])
+      .prefault({}),
   })
   .superRefine((options, context) => {
     if (options.client === undefined) return;
@@ -218,5 +250,6 @@ export function resolveOptions(options: unknown): ResolvedS3AdapterOptions {
     requestTimeoutMs: data.requestTimeoutMs,
     retry: data.retry,
     journal: data.journal,
+    ownerLease: data.ownerLease === false ? null : data.ownerLease,
   };
 }

@@ -359,7 +359,7 @@ function info(output: {
  * at the build step, after the SDK has serialized the header; the client is left alone.
  */
 /** Hands the `Date` header of the command's reply to `found` (the command's own middleware). */
-function captureDate(command: Sendable, found: (date: string | undefined) => void): void {
+export function captureDate(command: Sendable, found: (date: string | undefined) => void): void {
   const middleware = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
     const result = await next(args);
     const headers = (result as { response?: { headers?: Record<string, string> } }).response

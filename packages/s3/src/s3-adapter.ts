@@ -26,6 +26,7 @@ import { IndexStore } from './index-store.js';
 import { JournalStore } from './journal-store.js';
 import { KeyLayout } from './keys.js';
 import { type ResolvedS3AdapterOptions, resolveOptions, type S3AdapterOptions } from './options.js';
+import { S3OwnerLiveness } from './owner-liveness.js';
 import { QuarantineStore } from './quarantine-store.js';
 import { refuseWrites } from './read-only.js';
 import { readOnlyRequests } from './read-only-requests.js';
@@ -89,6 +90,8 @@ export class S3Adapter implements StorageAdapterV1 {
   private closing: Promise<void> | null = null;
   private conditionsChecked = false;
   private readonly options: ResolvedS3AdapterOptions;
+  /** F1, E9: present when the adapter makes its own client (see owner-liveness.ts). */
+  readonly liveness?: S3OwnerLiveness;
 
   constructor(options: ResolvedS3AdapterOptions) {
     this.options = options;
@@ -111,6 +114,9 @@ export class S3Adapter implements StorageAdapterV1 {
     );
     this.journals = new JournalStore(context, options.journal);
     this.quarantine = new QuarantineStore(context);
+    if (this.owned && !options.readOnly && options.ownerLease !== null) {
+      this.liveness = new S3OwnerLiveness(this.requests, this.keys.root, options.ownerLease);
+    }
   }
 
   private requestsWith(compatibility: ResolvedS3AdapterOptions['compatibility']): S3Requests {
@@ -153,6 +159,8 @@ export class S3Adapter implements StorageAdapterV1 {
     this.conditionsChecked = report.problems.length > 0;
     // Read-only: a prefix without an index is left without one (a listing rebuilds it).
     if (!this.options.readOnly) await this.index.start();
+    // Before any run can record this owner: a missing lease then means a closed adapter.
+    await this.liveness?.start(clientConfig(this.options), this.options.requestTimeoutMs);
     return report;
   }
 
@@ -327,6 +335,7 @@ export class S3Adapter implements StorageAdapterV1 {
       if (this.opening !== null) await this.journals.flushAll();
     } finally {
       this.journals.stopTimers();
+      await this.liveness?.stop();
       if (this.owned) this.client.destroy();
     }
   }
