@@ -18,5 +18,6 @@ describe('README', () => {
     });
     expect(blocks).toBeGreaterThanOrEqual(3);
     expect(problems).toEqual([]);
-  });
+    // A whole TypeScript program with LangGraph's types: seconds alone, far more on a busy machine.
+  }, 180_000);
 });
