@@ -13,4 +13,5 @@ it('every ts block of the README type-checks', () => {
   });
   expect(blocks).toBeGreaterThanOrEqual(2);
   expect(problems).toEqual([]);
-});
+  // A whole TypeScript program with the AI SDK's types: seconds alone, far more on a busy machine.
+}, 180_000);
