@@ -26,7 +26,7 @@ import {
   REPLACE_ATTEMPTS,
 } from './adapter-documents.js';
 import { CheckpointListing } from './checkpoint-listing.js';
-import { DocumentIds } from './document-ids.js';
+import { DocumentIds, decodeSegment, encodeSegment, segmentCount } from './document-ids.js';
 import {
   bytesOf,
   type CheckpointDocument,
@@ -39,9 +39,11 @@ import {
 } from './documents.js';
 import {
   CheckpointConflictError,
+  CorruptCheckpointError,
   MissingChannelSourceError,
   type MissingChannelSourceProblem,
 } from './errors.js';
+import { LOG_RUN_ID, type ThreadLog, ThreadLogs } from './log-store.js';
 import { metadataMatches } from './metadata-filter.js';
 
 export interface KeepsakeSaverOptions {
@@ -62,11 +64,19 @@ export interface KeepsakeSaverOptions {
   adapterOpened?: boolean;
   /** LangGraph's serializer; the default is `JsonPlusSerializer`. */
   serde?: SerializerProtocol;
+  /**
+   * Where new threads are stored: `log` (one append-only log per thread, the adapter's run
+   * journal primitives, see log-store.ts) or `documents` (a document per checkpoint and per
+   * `putWrites` call, the layout before 0.2). Threads stored as documents stay documents
+   * and are read and written as before, whichever is chosen.
+   * @default 'log'
+   */
+  layout?: 'log' | 'documents';
 }
 
 /** One stored pending write, with the task that made it. */
 interface StoredWrite {
-  readonly documentId: string;
+  readonly holder: Holder;
   readonly taskId: string;
   readonly taskPath: string;
   readonly idx: number;
@@ -96,16 +106,40 @@ function mergeWrites(
   return merged;
 }
 
-/** The document a serialized value came from, quarantined when the value is damaged. */
-interface Holder {
-  readonly collection: 'checkpoints' | 'checkpoint-writes';
-  readonly id: string;
-}
+/** The document or log record a serialized value came from, quarantined when it is damaged. */
+type Holder =
+  | { readonly collection: 'checkpoints' | 'checkpoint-writes'; readonly id: string }
+  | { readonly thread: ThreadLog; readonly sequence: number };
 
 function checkpointHolder(document: CheckpointDocument): Holder {
   const ids = new DocumentIds(document.thread_id, document.checkpoint_ns);
   return { collection: 'checkpoints', id: ids.checkpoint(document.checkpoint_id) };
 }
+
+/** How a tuple finds what its checkpoint points at: in documents, or in the thread's log. */
+interface Lookup {
+  /** The stored checkpoint under this id in the thread's namespace (check its placement). */
+  checkpoint(checkpointId: string): Promise<CheckpointDocument | null>;
+  /** Whether it is stored, as cheaply as the layout allows. */
+  stored(checkpointId: string): Promise<boolean>;
+  holder(document: CheckpointDocument): Holder;
+  /** The checkpoint's pending writes, one per (task, index), in any order. */
+  writes(checkpointId: string): Promise<StoredWrite[]>;
+}
+
+/** A thread in the log layout carries one document in `checkpoints`: `<thread>`, so `list` finds it. */
+const threadMarkerSchema = {
+  parse(text: string): string | null {
+    try {
+      const value = JSON.parse(text) as { keepsake?: unknown; thread_id?: unknown };
+      return value.keepsake === 'langgraph-thread' && typeof value.thread_id === 'string'
+        ? value.thread_id
+        : null;
+    } catch {
+      return null;
+    }
+  },
+};
 
 /** LangGraph's configurable fields, as the saver reads them. */
 interface Placement {
@@ -134,13 +168,116 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
   private readonly listing: CheckpointListing;
   private opening: Promise<void> | null;
   private lastOrder = 0;
+  /** The log layout's threads; null with `layout: 'documents'`. */
+  private readonly logs: ThreadLogs | null;
+  /** Threads whose layout this instance found: a log, or documents stored before 0.2. */
+  private readonly layouts = new Map<string, 'log' | 'documents'>();
+  /** Threads whose marker document this instance wrote or found. */
+  private readonly marked = new Set<string>();
+  private readonly durable: boolean;
 
   constructor(options: KeepsakeSaverOptions) {
     super(options.serde);
     this.adapter = options.adapter;
-    this.documents = new AdapterDocuments(options.adapter, options.durable ?? true);
+    this.durable = options.durable ?? true;
+    this.documents = new AdapterDocuments(options.adapter, this.durable);
     this.listing = new CheckpointListing(this.documents);
     this.opening = options.adapterOpened === true ? Promise.resolve() : null;
+    this.logs =
+      (options.layout ?? 'log') === 'log' ? new ThreadLogs(options.adapter, this.durable) : null;
+  }
+
+  /**
+   * The layout a thread is stored in: `documents` when it has documents and no log (stored
+   * before 0.2, or by a saver with `layout: 'documents'`), else the layout chosen. A thread
+   * found with a log or documents keeps its answer for this instance.
+   */
+  private async layoutOf(threadId: string): Promise<'log' | 'documents'> {
+    if (this.logs === null) return 'documents';
+    const known = this.layouts.get(threadId);
+    if (known !== undefined) return known;
+    const thread = await this.logs.current(threadId);
+    if (thread.exists) {
+      this.layouts.set(threadId, 'log');
+      return 'log';
+    }
+    const stored = await this.documents.list('checkpoints', DocumentIds.threadPrefix(threadId));
+    if (stored.some((id) => segmentCount(id) === 3)) {
+      this.layouts.set(threadId, 'documents');
+      return 'documents';
+    }
+    return 'log';
+  }
+
+  private documentLookup(placement: Placement): Lookup {
+    const ids = new DocumentIds(placement.threadId, placement.namespace);
+    return {
+      checkpoint: (checkpointId) =>
+        this.documents.read('checkpoints', ids.checkpoint(checkpointId), checkpointDocumentSchema),
+      stored: (checkpointId) => this.documents.exists('checkpoints', ids.checkpoint(checkpointId)),
+      holder: checkpointHolder,
+      writes: (checkpointId) => this.documentWrites(ids, placement, checkpointId),
+    };
+  }
+
+  private logLookup(thread: ThreadLog, namespace: string): Lookup {
+    const logs = this.logs!;
+    const find = async (checkpointId: string) => {
+      let found = thread.checkpoint(namespace, checkpointId);
+      if (found === undefined) {
+        // Put by another instance since this one read the log: read what it missed.
+        await logs.current(thread.threadId);
+        found = thread.checkpoint(namespace, checkpointId);
+      }
+      return found?.document ?? null;
+    };
+    return {
+      checkpoint: find,
+      stored: async (checkpointId) => (await find(checkpointId)) !== null,
+      holder: (document) => ({
+        thread,
+        sequence: thread.checkpoint(namespace, document.checkpoint_id)?.sequence ?? 0,
+      }),
+      writes: async (checkpointId) =>
+        thread.pendingWrites(namespace, checkpointId).map((write) => ({
+          holder: { thread, sequence: write.sequence },
+          taskId: write.taskId,
+          taskPath: write.taskPath,
+          idx: write.idx,
+          channel: write.channel,
+          value: write.value,
+        })),
+    };
+  }
+
+  /** Writes the thread's marker once per instance (a conditional create: the first wins). */
+  private async mark(threadId: string): Promise<void> {
+    if (this.marked.has(threadId)) return;
+    await this.adapter.putDocument(
+      'checkpoints',
+      encodeSegment(threadId),
+      {
+        kind: 'full',
+        revision: 1,
+        text: JSON.stringify({ keepsake: 'langgraph-thread', thread_id: threadId }),
+      },
+      { expectedRevision: null, durable: this.durable },
+    );
+    this.marked.add(threadId);
+  }
+
+  /** Threads in the log layout, from their markers. */
+  private async loggedThreads(): Promise<string[]> {
+    const markers = (await this.documents.list('checkpoints')).filter(
+      (id) => segmentCount(id) === 1,
+    );
+    const threads = await mapConcurrently(markers, READ_CONCURRENCY, async (id) => {
+      const decoded = decodeSegment(id);
+      if (decoded !== null) return decoded;
+      const stored = await this.adapter.getDocument('checkpoints', id);
+      return stored === null ? null : threadMarkerSchema.parse(stored.base);
+    });
+    return threads.filter((thread): thread is string => thread !== null);
   }
 
   /**
@@ -167,6 +304,13 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     const ids = new DocumentIds(placement.threadId, placement.namespace);
     await this.ready();
     const checkpointId = getCheckpointId(config);
+    if ((await this.layoutOf(placement.threadId)) === 'log') {
+      const thread = await this.logs!.current(placement.threadId);
+      const id = checkpointId !== '' ? checkpointId : thread.ids(placement.namespace)[0];
+      const found = id === undefined ? undefined : thread.checkpoint(placement.namespace, id);
+      if (found === undefined) return undefined;
+      return this.toTuple(found.document, this.logLookup(thread, placement.namespace));
+    }
     let document: CheckpointDocument | null;
     if (checkpointId !== '') {
       document = await this.documents.read(
@@ -179,7 +323,7 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     } else {
       document = await this.listing.newest(placement);
     }
-    return document === null ? undefined : this.toTuple(document);
+    return document === null ? undefined : this.toTuple(document, this.documentLookup(placement));
   }
 
   async *list(
@@ -192,31 +336,78 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     const onlyId = optionalString(config.configurable?.checkpoint_id, 'checkpoint_id');
     const beforeId = optionalString(before?.configurable?.checkpoint_id, 'before.checkpoint_id');
     await this.ready();
-    const entries = await this.listing.entries(threadId, namespace);
     let remaining = limit ?? Number.POSITIVE_INFINITY;
     if (remaining <= 0) return;
-    const candidates = entries.filter(
-      (entry) =>
-        (onlyId === undefined || entry.checkpointId === onlyId) &&
-        (beforeId === undefined || entry.checkpointId < beforeId),
-    );
-    // Documents are read a few at a time ahead of the consumer, newest first.
+    const wanted = (checkpointId: string) =>
+      (onlyId === undefined || checkpointId === onlyId) &&
+      (beforeId === undefined || checkpointId < beforeId);
+    // Candidates from both layouts, newest first: documents are read a few at a time ahead
+    // of the consumer; a log's checkpoints are in the index already.
+    type Candidate = {
+      readonly checkpointId: string;
+      readonly load: () => Promise<{ document: CheckpointDocument; lookup: Lookup } | null>;
+    };
+    const candidates: Candidate[] = [];
+    const threads =
+      threadId !== undefined
+        ? (await this.layoutOf(threadId)) === 'log'
+          ? [threadId]
+          : []
+        : this.logs === null
+          ? []
+          : await this.loggedThreads();
+    if (threadId === undefined || !threads.includes(threadId)) {
+      for (const entry of await this.listing.entries(threadId, namespace)) {
+        if (!wanted(entry.checkpointId)) continue;
+        candidates.push({
+          checkpointId: entry.checkpointId,
+          load: async () => {
+            const document = await this.listing.document(entry);
+            if (document === null) return null;
+            if (threadId !== undefined && document.thread_id !== threadId) return null;
+            if (namespace !== undefined && document.checkpoint_ns !== namespace) return null;
+            const placement = { threadId: document.thread_id, namespace: document.checkpoint_ns };
+            return { document, lookup: this.documentLookup(placement) };
+          },
+        });
+      }
+    }
+    for (const logged of threads) {
+      const thread = await this.logs!.current(logged);
+      for (const ns of namespace !== undefined ? [namespace] : thread.namespaces()) {
+        const lookup = this.logLookup(thread, ns);
+        for (const checkpointId of thread.ids(ns)) {
+          if (!wanted(checkpointId)) continue;
+          const document = thread.checkpoint(ns, checkpointId)?.document;
+          if (document === undefined) continue;
+          candidates.push({ checkpointId, load: async () => ({ document, lookup }) });
+        }
+      }
+    }
+    if (threads.length > 1 || candidates.length > 0) {
+      candidates.sort((left, right) =>
+        left.checkpointId < right.checkpointId
+          ? 1
+          : left.checkpointId > right.checkpointId
+            ? -1
+            : 0,
+      );
+    }
     for (let start = 0; start < candidates.length && remaining > 0; start += READ_CONCURRENCY) {
       const batch = candidates.slice(start, start + READ_CONCURRENCY);
-      const documents = await mapConcurrently(batch, READ_CONCURRENCY, (entry) =>
-        this.listing.document(entry),
+      const loaded = await mapConcurrently(batch, READ_CONCURRENCY, (candidate) =>
+        candidate.load(),
       );
-      for (const document of documents) {
+      for (const found of loaded) {
         if (remaining <= 0) return;
-        if (document === null) continue;
-        if (threadId !== undefined && document.thread_id !== threadId) continue;
-        if (namespace !== undefined && document.checkpoint_ns !== namespace) continue;
+        if (found === null) continue;
+        const { document, lookup } = found;
         if (filter !== undefined) {
-          const metadata = await this.deserialize(document.metadata, checkpointHolder(document));
+          const metadata = await this.deserialize(document.metadata, lookup.holder(document));
           if (!metadataMatches(metadata, filter)) continue;
         }
         remaining--;
-        yield await this.toTuple(document);
+        yield await this.toTuple(document, lookup);
       }
     }
   }
@@ -248,12 +439,19 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         };
       }),
     );
+    const layout = await this.layoutOf(placement.threadId);
+    const thread = layout === 'log' ? this.logs!.thread(placement.threadId) : null;
+    const lookup =
+      thread === null
+        ? this.documentLookup(placement)
+        : this.logLookup(thread, placement.namespace);
     const sources = await this.sourcesOf(
       { ...placement, checkpointId: checkpoint.id },
       parentId,
       prepared.channel_versions,
       values,
       channelValues,
+      lookup,
     );
     const [serializedCheckpoint, serializedMetadata] = await Promise.all([
       this.serialize(prepared),
@@ -271,6 +469,19 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
       values,
       sources,
     };
+    if (thread !== null) {
+      // One record: the checkpoint is stored whole or not at all (B1), durably when asked (B3).
+      await this.mark(placement.threadId);
+      await this.logs!.append(thread, { k: 'c', d: document });
+      this.layouts.set(placement.threadId, 'log');
+      return {
+        configurable: {
+          thread_id: placement.threadId,
+          checkpoint_ns: placement.namespace,
+          checkpoint_id: checkpoint.id,
+        },
+      };
+    }
     // A checkpoint put again (the same id) is replaced whole, as other savers do.
     await this.documents.replace(
       'checkpoints',
@@ -325,6 +536,27 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         task_path: taskPath,
         writes,
       } satisfies WriteDocument);
+    if ((await this.layoutOf(placement.threadId)) === 'log') {
+      // One record per call: all of a task's writes or none (B1). The log orders them, so
+      // a later special write replaces an earlier one when read, and no read is needed here.
+      const thread = this.logs!.thread(placement.threadId);
+      await this.mark(placement.threadId);
+      await this.logs!.append(thread, {
+        k: 'w',
+        d: {
+          keepsake: 'langgraph-writes',
+          v: FORMAT_VERSION,
+          thread_id: placement.threadId,
+          checkpoint_ns: placement.namespace,
+          checkpoint_id: checkpointId,
+          task_id: taskId,
+          task_path: taskPath,
+          writes: indexed,
+        },
+      });
+      this.layouts.set(placement.threadId, 'log');
+      return;
+    }
     // One document per call, named by its first index: all of a task's writes or none (B1).
     const id = ids.write(checkpointId, taskId, indexed[0]!.idx);
     const special = indexed.some((write) => write.idx < 0);
@@ -389,11 +621,16 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
   async deleteThread(threadId: string): Promise<void> {
     const thread = placementOf(threadId, '').threadId;
     await this.ready();
+    this.layouts.delete(thread);
+    await this.logs?.delete(thread);
     const prefix = DocumentIds.threadPrefix(thread);
     for (const collection of ['checkpoints', 'checkpoint-writes'] as const) {
       const ids = await this.documents.list(collection, prefix);
       await mapConcurrently(ids, READ_CONCURRENCY, (id) => this.documents.delete(collection, id));
     }
+    // The marker last: a crash before leaves a thread `list` finds empty, never a lost one.
+    this.marked.delete(thread);
+    await this.documents.delete('checkpoints', encodeSegment(thread));
   }
 
   /** C1: makes everything written so far durable (what `durable: false` left unflushed). */
@@ -416,25 +653,21 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     return this.opening;
   }
 
-  private async toTuple(document: CheckpointDocument): Promise<CheckpointTuple> {
+  private async toTuple(document: CheckpointDocument, lookup: Lookup): Promise<CheckpointTuple> {
     const placement = { threadId: document.thread_id, namespace: document.checkpoint_ns };
-    const ids = new DocumentIds(placement.threadId, placement.namespace);
     const [checkpoint, metadata, pendingWrites] = await Promise.all([
-      this.deserialize(document.checkpoint, checkpointHolder(document)) as Promise<Checkpoint>,
-      this.deserialize(
-        document.metadata,
-        checkpointHolder(document),
-      ) as Promise<CheckpointMetadata>,
-      this.pendingWrites(ids, placement, document.checkpoint_id),
+      this.deserialize(document.checkpoint, lookup.holder(document)) as Promise<Checkpoint>,
+      this.deserialize(document.metadata, lookup.holder(document)) as Promise<CheckpointMetadata>,
+      this.pendingWrites(lookup, document.checkpoint_id),
     ]);
     checkpoint.channel_values = await this.channelValues(
-      ids,
       document,
       checkpoint.channel_versions,
+      lookup,
     );
     const parentId = document.parent_checkpoint_id;
     if (checkpoint.v < 4 && parentId !== null) {
-      await this.migratePendingSends(checkpoint, ids, placement, parentId);
+      await this.migratePendingSends(checkpoint, lookup, parentId);
     }
     const configurable = (checkpointId: string) => ({
       configurable: {
@@ -472,23 +705,19 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     versions: ChannelVersions,
     values: CheckpointDocument['values'],
     known: Record<string, unknown>,
+    lookup: Lookup,
   ): Promise<CheckpointDocument['sources']> {
     const sources: CheckpointDocument['sources'] = {};
     const unchanged = Object.entries(versions ?? {}).filter(([channel]) => !(channel in values));
     if (unchanged.length === 0 || parentId === undefined) return sources;
-    const ids = new DocumentIds(target.threadId, target.namespace);
-    const parent = await this.documents.read(
-      'checkpoints',
-      ids.checkpoint(parentId),
-      checkpointDocumentSchema,
-    );
+    const parent = await lookup.checkpoint(parentId);
     const parentHere = parent !== null && sameCheckpoint(parent, target, parentId);
     // Each pointed-at checkpoint is checked once, however many channels it holds.
     const pointedAt = new Map<string, Promise<boolean>>();
     const stored = (checkpointId: string) => {
       let found = pointedAt.get(checkpointId);
       if (found === undefined) {
-        found = this.documents.exists('checkpoints', ids.checkpoint(checkpointId));
+        found = lookup.stored(checkpointId);
         pointedAt.set(checkpointId, found);
       }
       return found;
@@ -532,16 +761,16 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
 
   /** The value of every channel the checkpoint has a version of, where one is stored. */
   private async channelValues(
-    ids: DocumentIds,
     document: CheckpointDocument,
     versions: ChannelVersions | undefined,
+    lookup: Lookup,
   ): Promise<Record<string, unknown>> {
     const found: Array<readonly [string, SerializedValue, Holder]> = [];
     const elsewhere = new Map<string, Array<readonly [string, number | string]>>();
     for (const [channel, version] of Object.entries(versions ?? {})) {
       const own = document.values[channel];
       if (own !== undefined && own.version === version) {
-        if (own.value !== null) found.push([channel, own.value, checkpointHolder(document)]);
+        if (own.value !== null) found.push([channel, own.value, lookup.holder(document)]);
         continue;
       }
       const source = document.sources[channel];
@@ -554,11 +783,7 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     // is gone, or holds no longer what the pointer says, fails the read: answering without the
     // channel would let LangGraph resume with it reset (A2: never an empty value for a lost one).
     await mapConcurrently([...elsewhere], READ_CONCURRENCY, async ([checkpointId, wanted]) => {
-      const holder = await this.documents.read(
-        'checkpoints',
-        ids.checkpoint(checkpointId),
-        checkpointDocumentSchema,
-      );
+      const holder = await lookup.checkpoint(checkpointId);
       const missing = (
         problem: MissingChannelSourceProblem,
         channel: string,
@@ -587,7 +812,7 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         if (held === undefined || held.version !== version) {
           throw missing('version', channel, version);
         }
-        if (held.value !== null) found.push([channel, held.value, checkpointHolder(holder)]);
+        if (held.value !== null) found.push([channel, held.value, lookup.holder(holder)]);
       }
     });
     const entries = await Promise.all(
@@ -603,7 +828,17 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
   }
 
   /** Pending writes of one checkpoint, in LangGraph's order: task path, task id, index. */
-  private async storedWrites(
+  private async storedWrites(lookup: Lookup, checkpointId: string): Promise<StoredWrite[]> {
+    return (await lookup.writes(checkpointId)).sort((left, right) =>
+      compareWritesSortKeys(
+        writesSortKey(left.taskPath, left.taskId, left.idx),
+        writesSortKey(right.taskPath, right.taskId, right.idx),
+      ),
+    );
+  }
+
+  /** Pending writes of one checkpoint in the document layout, one per (task, index). */
+  private async documentWrites(
     ids: DocumentIds,
     placement: Placement,
     checkpointId: string,
@@ -631,7 +866,7 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         if (best === undefined || (write.idx < 0 ? order > best.order : order < best.order)) {
           unique.set(key, {
             write: {
-              documentId,
+              holder: { collection: 'checkpoint-writes', id: documentId },
               taskId: document.task_id,
               taskPath: document.task_path,
               ...write,
@@ -641,32 +876,21 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
         }
       }
     }
-    return [...unique.values()]
-      .map(({ write }) => write)
-      .sort((left, right) =>
-        compareWritesSortKeys(
-          writesSortKey(left.taskPath, left.taskId, left.idx),
-          writesSortKey(right.taskPath, right.taskId, right.idx),
-        ),
-      );
+    return [...unique.values()].map(({ write }) => write);
   }
 
   private async pendingWrites(
-    ids: DocumentIds,
-    placement: Placement,
+    lookup: Lookup,
     checkpointId: string,
   ): Promise<CheckpointPendingWrite[]> {
-    const writes = await this.storedWrites(ids, placement, checkpointId);
+    const writes = await this.storedWrites(lookup, checkpointId);
     return Promise.all(
       writes.map(
         async (write) =>
           [
             write.taskId,
             write.channel,
-            await this.deserialize(write.value, {
-              collection: 'checkpoint-writes',
-              id: write.documentId,
-            }),
+            await this.deserialize(write.value, write.holder),
           ] as CheckpointPendingWrite,
       ),
     );
@@ -679,17 +903,14 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
    */
   private async migratePendingSends(
     checkpoint: Checkpoint,
-    ids: DocumentIds,
-    placement: Placement,
+    lookup: Lookup,
     parentId: string,
   ): Promise<void> {
-    const parentWrites = await this.storedWrites(ids, placement, parentId);
+    const parentWrites = await this.storedWrites(lookup, parentId);
     const sends = await Promise.all(
       parentWrites
         .filter((write) => write.channel === TASKS)
-        .map((write) =>
-          this.deserialize(write.value, { collection: 'checkpoint-writes', id: write.documentId }),
-        ),
+        .map((write) => this.deserialize(write.value, write.holder)),
     );
     checkpoint.channel_values ??= {};
     checkpoint.channel_values[TASKS] = sends;
@@ -720,10 +941,18 @@ export class KeepsakeSaver extends BaseCheckpointSaver {
     try {
       return await this.serde.loadsTyped(value.type, bytesOf(value));
     } catch (error) {
-      return this.documents.quarantine(
-        holder.collection,
-        holder.id,
-        `a value does not deserialize (${(error as Error).message})`,
+      const reason = `a value does not deserialize (${(error as Error).message})`;
+      if ('collection' in holder) {
+        return this.documents.quarantine(holder.collection, holder.id, reason);
+      }
+      const { thread, sequence } = holder;
+      const text = await this.logs!.recordText(thread, sequence);
+      const location = await this.logs!.quarantineText(thread, sequence, text, reason);
+      throw new CorruptCheckpointError(
+        'log',
+        `${thread.sessionId}/${LOG_RUN_ID}#${sequence}`,
+        location,
+        reason,
       );
     }
   }

@@ -88,7 +88,9 @@ describe.each(backends)('A2: a channel value whose source document is gone ($nam
   async function saverOnFreshAdapter() {
     const { adapter, dispose } = await backend.create();
     disposals.push(dispose);
-    return new KeepsakeSaver({ adapter });
+    // The document layout: its sources are documents a test can quarantine (log.test.ts
+    // covers a quarantined record of the log layout).
+    return new KeepsakeSaver({ adapter, layout: 'documents' });
   }
 
   it('a quarantined source makes every later read fail typed, never drop the channel', async () => {
@@ -153,7 +155,11 @@ describe.each(backends)('A2: a channel value whose source document is gone ($nam
     const counter = saver.getNextVersion(versions.counter);
     const nextVersions = { ...versions, counter };
     // Another instance (another process): it asks the backend whether the source is stored.
-    const other = new KeepsakeSaver({ adapter: saver.adapter, adapterOpened: true });
+    const other = new KeepsakeSaver({
+      adapter: saver.adapter,
+      adapterOpened: true,
+      layout: 'documents',
+    });
 
     // LangGraph passes every channel's value: the one the gone document held is written again.
     const withValues: Checkpoint = {

@@ -48,11 +48,13 @@ describe('KeepsakeSaver', () => {
     for (const cleanup of cleanups.splice(0)) await cleanup();
   });
 
+  // These tests look at the stored documents: they pin the document layout (threads stored
+  // before 0.2, or with `layout: 'documents'`); log.test.ts covers the log layout.
   function memorySavers(count: number): { backend: MemoryBackend; savers: KeepsakeSaver[] } {
     const backend = createMemoryBackend();
     const savers = Array.from(
       { length: count },
-      () => new KeepsakeSaver({ adapter: memoryAdapter({ backend }) }),
+      () => new KeepsakeSaver({ adapter: memoryAdapter({ backend }), layout: 'documents' }),
     );
     return { backend, savers };
   }
