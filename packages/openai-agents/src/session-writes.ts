@@ -1,5 +1,6 @@
 import {
   AlreadyExistsError,
+  LockReentryError,
   type Message,
   NotFoundError,
   RevisionConflictError,
@@ -108,17 +109,31 @@ export async function loadOrNull(
  * The session as stored now, for a read that must see what other instances wrote (`getItems`
  * with `refresh`), decoded only when it changed. `store.load(id, { refresh: true })` reads,
  * parses and validates the whole document even when nothing changed (on fs at 10,000 items
- * that is most of a turn); this asks the adapter for the stored document first and compares
- * its revision with the cached copy's: equal, the cached copy is what is stored (every write
- * bumps the revision, B4); different, missing or not cached, the store re-reads it as before
- * (with its quarantine, A2, and deletion, B8, handling). Either way the load still repairs a
- * turn whose producer died (F1), as every `store.load` does.
+ * that is most of a turn); this reads the stored document's revision first and compares it
+ * with the cached copy's: equal, the cached copy is what is stored (every write bumps the
+ * revision, B4); different, missing or not cached, the store re-reads it as before (with its
+ * quarantine, A2, and deletion, B8, handling). Either way the load still repairs a turn whose
+ * producer died (F1), as every `store.load` does.
+ *
+ * The revision is read under the session's lock, as the store's refreshing load reads: a
+ * write of this process in flight (an `addItems` or a run's write not awaited yet) lands
+ * first, so the read sees it. Called where this context holds the lock already, it does what
+ * the refreshing load does there.
  */
 export async function loadCurrent(store: SessionStore, id: string): Promise<Session | null> {
-  const stored = await store.adapter.getDocument('sessions', id);
-  if (stored !== null) {
+  let revision: number | null;
+  try {
+    revision = await store.withLock(
+      id,
+      async () => (await store.adapter.getDocument('sessions', id))?.revision ?? null,
+    );
+  } catch (error) {
+    if (LockReentryError.isInstance(error)) return loadOrNull(store, id, true);
+    throw error;
+  }
+  if (revision !== null) {
     const cached = await loadOrNull(store, id, false);
-    if (cached !== null && cached.revision === stored.revision) return cached;
+    if (cached !== null && cached.revision === revision) return cached;
   }
   return loadOrNull(store, id, true);
 }

@@ -1,4 +1,4 @@
-import type { AgentInputItem } from '@openai/agents-core';
+import { type AgentInputItem, MemorySession } from '@openai/agents-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeepsakeSession } from '../src/index.js';
 import { type Backend, createBackend } from './helpers/backends.js';
@@ -46,6 +46,19 @@ describe.each(['memory', 'fs'] as const)(
       expect(await here.getItems()).toEqual([]);
       await here.addItems([said('again')]);
       expect(await elsewhere.getItems()).toEqual([said('again')]);
+    });
+
+    it('sees an addItems of its own still in flight, as MemorySession does (the runner may not await it)', async () => {
+      const sessionId = `in-flight-${name}`;
+      const session = new KeepsakeSession({ store: backend.open(), sessionId });
+      const memory = new MemorySession();
+      for (const side of [session, memory]) {
+        await side.addItems([said('one')]);
+        const adding = side.addItems([said('two')]);
+        const seen = await side.getItems();
+        await adding;
+        expect(seen).toEqual([said('one'), said('two')]);
+      }
     });
 
     it('with refresh: false serves its cached copy (one writer): what the default mode re-checks', async () => {
