@@ -23,6 +23,9 @@ let timer: ReturnType<typeof setTimeout> | null = null;
 let stopping = false;
 
 async function renew(): Promise<void> {
+  // The next renewal is due an interval after this one started, however long this one takes
+  // (a slow reply must not age the lease by its own length).
+  if (!stopping) timer = setTimeout(() => void renew(), data.renewIntervalMs);
   try {
     await client.send(
       new PutObjectCommand({ Bucket: data.bucket, Key: data.key, Body: '', ContentLength: 0 }),
@@ -33,7 +36,6 @@ async function renew(): Promise<void> {
     // The next renewal tries again; the lease only lapses after several are missed.
     parentPort?.postMessage({ type: 'failed', message: String(error) });
   }
-  if (!stopping) timer = setTimeout(() => void renew(), data.renewIntervalMs);
 }
 
 parentPort?.on('message', (message: { type?: string }) => {

@@ -106,9 +106,16 @@ export interface S3AdapterOptions {
   ownerLease?:
     | false
     | {
-        /** One PUT per instance per interval. @default 2_000 */
+        /**
+         * One PUT per instance per interval (2,592,000 a month at 1 s).
+         * @default 1_000
+         */
         renewIntervalMs?: number;
-        /** At least twice the interval, plus the server's whole seconds. @default 6_000 */
+        /**
+         * At least twice the interval; with the defaults a killed owner reads as gone about
+         * 4 s after its death (the server's whole seconds add up to 2 s).
+         * @default 3_000
+         */
         expireAfterMs?: number;
       };
 }
@@ -199,8 +206,8 @@ const optionsSchema = z
         z.literal(false),
         z
           .strictObject({
-            renewIntervalMs: z.number().int().min(100).max(600_000).default(2_000),
-            expireAfterMs: z.number().int().min(1_000).max(3_600_000).default(6_000),
+            renewIntervalMs: z.number().int().min(100).max(600_000).default(1_000),
+            expireAfterMs: z.number().int().min(1_000).max(3_600_000).default(3_000),
           })
           .refine((lease) => lease.expireAfterMs >= 2 * lease.renewIntervalMs, {
             message: 'expireAfterMs must be at least twice renewIntervalMs',

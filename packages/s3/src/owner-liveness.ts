@@ -111,8 +111,9 @@ export class S3OwnerLiveness implements AdapterLiveness {
       const now = date === undefined ? Number.NaN : Date.parse(date);
       const renewed = output.LastModified?.getTime();
       if (!Number.isFinite(now) || renewed === undefined) return 'unknown';
-      // Both in whole seconds of the server's clock: the lease may be up to a second younger.
-      return now - renewed - 1_000 > this.settings.expireAfterMs ? 'gone' : 'alive';
+      // Both in whole seconds of the server's clock: the lease may be up to a second younger,
+      // so it is older than expireAfterMs for certain once this difference reaches it.
+      return now - renewed - 1_000 >= this.settings.expireAfterMs ? 'gone' : 'alive';
     } catch (error) {
       // Removed: its adapter closed (a lease is written before the adapter begins a run).
       return classify(error).kind === 'missing' ? 'gone' : 'unknown';
