@@ -50,6 +50,27 @@ describe('s3Adapter options', () => {
     expect(invalid({ ...local, bucket: 'ok-bucket', endpoint: 'not a url' })).toContain(
       'option `endpoint`',
     );
+    expect(
+      invalid({
+        ...local,
+        bucket: 'ok-bucket',
+        ownerLease: { renewIntervalMs: 2_000, expireAfterMs: 3_000 },
+      }),
+    ).toContain('option `ownerLease.expireAfterMs`');
+    expect(invalid({ ...local, bucket: 'ok-bucket', ownerLease: true })).toContain(
+      'option `ownerLease`',
+    );
+  });
+
+  it('F1: liveness only with a client the adapter makes, not read-only, and ownerLease not false', () => {
+    const client = new S3Client({ region: 'us-east-1', credentials: local.credentials });
+    expect(s3Adapter({ ...local, bucket: 'ok-bucket' }).liveness).toBeDefined();
+    expect(
+      s3Adapter({ ...local, bucket: 'ok-bucket', ownerLease: false }).liveness,
+    ).toBeUndefined();
+    expect(s3Adapter({ ...local, bucket: 'ok-bucket', readOnly: true }).liveness).toBeUndefined();
+    expect(s3Adapter({ client, bucket: 'ok-bucket' }).liveness).toBeUndefined();
+    client.destroy();
   });
 
   it('takes a client or the settings of one, not both', () => {
