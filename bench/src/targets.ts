@@ -13,6 +13,7 @@ import {
 import { KEEPSAKE_FS } from './sections/fs/keepsake-fs.js';
 import { pacedStreamsSection } from './sections/fs/paced-streams.js';
 import { HAND_ROLLED_RECOVERY, recoverySection } from './sections/fs/recovery.js';
+import { langgraphTargets } from './sections/langgraph/targets.js';
 import {
   JSON_FILE_SESSION,
   openaiAgentsSessionSection,
@@ -160,5 +161,6 @@ export const targets: readonly Target[] = [
     threshold: 1,
   },
   ...redisTargets,
+  ...langgraphTargets,
   ...s3Targets,
 ];
