@@ -65,7 +65,23 @@ function createOwnedClient(
     ...(connectionName === null ? {} : { connectionName }),
   };
   let client: RedisClient;
-  if (connection.kind === 'url') {
+  if (connection.kind === 'sentinel') {
+    const { kind: _kind, ...sentinel } = connection;
+    client = new Redis({
+      retryStrategy: reconnectDelay,
+      sentinelRetryStrategy: reconnectDelay,
+      ...options.redisOptions,
+      ...sentinel,
+      // ioredis checks the server's role (INFO) before a connection is ready: a demoted
+      // primary is never written to.
+      role: 'master',
+      ...safety,
+      // No offline queue: a command is only ever written to a connection that is ready, so
+      // nothing queued during a failover reaches the new primary before the adapter has
+      // probed its durability (primary-check.ts); it fails at once, retryable, instead.
+      enableOfflineQueue: false,
+    } satisfies RedisOptions as never);
+  } else if (connection.kind === 'url') {
     client = new Redis(connection.url, {
       retryStrategy: reconnectDelay,
       ...options.redisOptions,

@@ -8,7 +8,7 @@ import type { ServerFacts } from './durability-plan.js';
  * refusal is tolerated; a lost connection fails the probe.
  */
 export async function probeServer(node: Redis): Promise<ServerFacts> {
-  const server = `${node.options.host ?? 'localhost'}:${node.options.port ?? 6379}`;
+  const server = serverName(node);
   const info = parseInfo(await node.info());
   let appendonly: boolean | null = null;
   let appendfsync: string | null = null;
@@ -27,6 +27,18 @@ export async function probeServer(node: Redis): Promise<ServerFacts> {
     appendfsync,
     connectedReplicas: replicas === undefined ? null : Number(replicas),
   };
+}
+
+/**
+ * host:port for messages: the configured address, or, through Sentinel (where the options
+ * name no server), the address the connection reached.
+ */
+export function serverName(node: Redis): string {
+  const socket = node.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  if (node.options.sentinels?.length && socket?.remoteAddress !== undefined) {
+    return `${socket.remoteAddress}:${socket.remotePort}`;
+  }
+  return `${node.options.host ?? 'localhost'}:${node.options.port ?? 6379}`;
 }
 
 async function configValue(node: Redis, name: string): Promise<string | null> {

@@ -8,6 +8,7 @@ export { ADAPTER_NAME, RedisDurabilityError } from './errors.js';
 export { KeyLayout } from './keys.js';
 export type { RedisAdapterOptions, RedisDurability } from './options.js';
 export {
+  AOF_NOT_REPLICATED_WARNING,
   openRedisAdapter,
   RedisAdapter,
   type RedisDurabilityReport,

@@ -26,6 +26,22 @@ export interface RedisAdapterOptions {
   /** Seed nodes of a Redis Cluster to connect to (`host:port` strings or `{ host, port }`). */
   clusterNodes?: ReadonlyArray<string | { host: string; port: number }>;
   /**
+   * Sentinels watching a primary and its replicas (`host:port` strings or `{ host, port }`):
+   * the adapter asks them for the primary of `name` and connects to it. After a failover its
+   * connections follow the new primary, whose durability is probed again before a write is
+   * sent to it (see the README, "Sentinel").
+   */
+  sentinels?: ReadonlyArray<string | { host: string; port: number }>;
+  /** With `sentinels`: the master group name they monitor (`sentinel monitor <name> …`). */
+  name?: string;
+  /** With `sentinels`: the sentinels' ACL user, when they require one. */
+  sentinelUsername?: string;
+  /**
+   * With `sentinels`: the sentinels' password (their `requirepass`). The data servers'
+   * password goes in `redisOptions.password` (and `redisOptions.username`).
+   */
+  sentinelPassword?: string;
+  /**
    * More ioredis options for the connection the adapter makes (TLS, password, …). The
    * options that keep a write from being sent twice after a reconnect are the adapter's
    * and cannot be overridden (see the README).
@@ -69,7 +85,8 @@ export interface RedisAdapterOptions {
    */
   connectTimeoutMs?: number;
   /**
-   * With `url`: how many connections the adapter opens to the server. Every key of one
+   * With `url` or `sentinels`: how many connections the adapter opens to the server (the
+   * primary). Every key of one
    * session (its document, journals, index entry) goes on the same connection, chosen by
    * the session id, so one session's writes keep their order; namespace-wide commands go on
    * the first. Redis reads a bounded amount from each connection per event-loop turn and,
@@ -102,7 +119,14 @@ export interface ResolvedRedisAdapterOptions {
   readonly connection:
     | { readonly kind: 'client'; readonly client: Redis | Cluster }
     | { readonly kind: 'url'; readonly url: string }
-    | { readonly kind: 'cluster'; readonly nodes: ClusterNode[] };
+    | { readonly kind: 'cluster'; readonly nodes: ClusterNode[] }
+    | {
+        readonly kind: 'sentinel';
+        readonly sentinels: Array<{ host: string; port: number }>;
+        readonly name: string;
+        readonly sentinelUsername?: string;
+        readonly sentinelPassword?: string;
+      };
   readonly redisOptions: RedisOptions;
   readonly clusterOptions: ClusterOptions;
   readonly keyPrefix: string;
@@ -111,7 +135,7 @@ export interface ResolvedRedisAdapterOptions {
   readonly durabilityTimeoutMs: number;
   readonly socketTimeoutMs: number;
   readonly connectTimeoutMs: number;
-  /** Connections to a standalone server the adapter makes (1 for `client` and Cluster). */
+  /** Connections to a standalone server (or Sentinel's primary) the adapter makes (1 for `client` and Cluster). */
   readonly connections: number;
   readonly readOnly: boolean;
   /** 0: no owner liveness. */
@@ -143,6 +167,13 @@ const optionsSchema = z
       .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
       .optional(),
     clusterNodes: z.array(nodeSchema).min(1, 'must name at least one node').optional(),
+    sentinels: z.array(nodeSchema).min(1, 'must name at least one sentinel').optional(),
+    name: z
+      .string()
+      .regex(/^\S{1,200}$/, 'must be the master group name, 1 to 200 characters without whitespace')
+      .optional(),
+    sentinelUsername: z.string().min(1).optional(),
+    sentinelPassword: z.string().min(1).optional(),
     redisOptions: z.record(z.string(), z.unknown()).optional(),
     clusterOptions: z.record(z.string(), z.unknown()).optional(),
     keyPrefix: z
@@ -162,7 +193,7 @@ const optionsSchema = z
     livenessConfirmMs: z.number().int().min(0).max(600_000).default(2_000),
   })
   .superRefine((options, context) => {
-    const given = (['client', 'url', 'clusterNodes'] as const).filter(
+    const given = (['client', 'url', 'clusterNodes', 'sentinels'] as const).filter(
       (name) => options[name] !== undefined,
     );
     if (given.length !== 1) {
@@ -171,15 +202,32 @@ const optionsSchema = z
         path: given.length === 0 ? ['url'] : [given[1]!],
         message:
           given.length === 0
-            ? 'one of `client`, `url` or `clusterNodes` is required'
-            : `give one of \`client\`, \`url\` or \`clusterNodes\`, not ${given.map((name) => `\`${name}\``).join(' and ')}`,
+            ? 'one of `client`, `url`, `clusterNodes` or `sentinels` is required'
+            : `give one of \`client\`, \`url\`, \`clusterNodes\` or \`sentinels\`, not ${given.map((name) => `\`${name}\``).join(' and ')}`,
       });
     }
-    if (options.connections !== undefined && options.url === undefined && given.length === 1) {
+    if (options.sentinels !== undefined && options.name === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message: 'is required with `sentinels`: the master group name the sentinels monitor',
+      });
+    }
+    for (const option of ['name', 'sentinelUsername', 'sentinelPassword'] as const) {
+      if (options[option] !== undefined && options.sentinels === undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: [option],
+          message: 'applies to `sentinels` only',
+        });
+      }
+    }
+    const manyConnections = options.url !== undefined || options.sentinels !== undefined;
+    if (options.connections !== undefined && !manyConnections && given.length === 1) {
       context.addIssue({
         code: 'custom',
         path: ['connections'],
-        message: `applies to \`url\` only: a \`client\` passed in is used as it is, and a Cluster keeps one connection per node`,
+        message: `applies to \`url\` and \`sentinels\` only: a \`client\` passed in is used as it is, and a Cluster keeps one connection per node`,
       });
     }
     if (options.socketTimeoutMs <= options.durabilityTimeoutMs) {
@@ -209,7 +257,19 @@ export function resolveOptions(options: unknown): ResolvedRedisAdapterOptions {
       ? { kind: 'client', client: data.client }
       : data.url !== undefined
         ? { kind: 'url', url: data.url }
-        : { kind: 'cluster', nodes: (data.clusterNodes ?? []).map(toClusterNode) };
+        : data.sentinels !== undefined
+          ? {
+              kind: 'sentinel',
+              sentinels: data.sentinels.map(toAddress),
+              name: data.name!,
+              ...(data.sentinelUsername === undefined
+                ? {}
+                : { sentinelUsername: data.sentinelUsername }),
+              ...(data.sentinelPassword === undefined
+                ? {}
+                : { sentinelPassword: data.sentinelPassword }),
+            }
+          : { kind: 'cluster', nodes: (data.clusterNodes ?? []).map(toClusterNode) };
   return {
     connection,
     redisOptions: (data.redisOptions ?? {}) as RedisOptions,
@@ -222,7 +282,10 @@ export function resolveOptions(options: unknown): ResolvedRedisAdapterOptions {
     durabilityTimeoutMs: data.durabilityTimeoutMs,
     socketTimeoutMs: data.socketTimeoutMs,
     connectTimeoutMs: data.connectTimeoutMs,
-    connections: connection.kind === 'url' ? (data.connections ?? DEFAULT_CONNECTIONS) : 1,
+    connections:
+      connection.kind === 'url' || connection.kind === 'sentinel'
+        ? (data.connections ?? DEFAULT_CONNECTIONS)
+        : 1,
     livenessConfirmMs: data.livenessConfirmMs,
   };
 }
@@ -242,6 +305,10 @@ function assertNoClientKeyPrefix(client: Redis | Cluster): void {
 }
 
 function toClusterNode(node: string | { host: string; port: number }): ClusterNode {
+  return toAddress(node);
+}
+
+function toAddress(node: string | { host: string; port: number }): { host: string; port: number } {
   if (typeof node !== 'string') return { host: node.host, port: node.port };
   const separator = node.lastIndexOf(':');
   return { host: node.slice(0, separator), port: Number(node.slice(separator + 1)) };

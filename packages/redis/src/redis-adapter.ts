@@ -19,6 +19,7 @@ import {
   type StoredDocument,
   type WriteOptions,
 } from '@keepsake/core';
+import type { Redis } from 'ioredis';
 import { createClients, masters, type RedisClient, untilReady } from './connection.js';
 import { DocumentStore } from './document-store.js';
 import { type ConfirmMethod, planDurability } from './durability-plan.js';
@@ -34,6 +35,7 @@ import {
   resolveOptions,
 } from './options.js';
 import { RedisOwnerLiveness } from './owner-liveness.js';
+import { PrimaryCheck } from './primary-check.js';
 import { QuarantineStore } from './quarantine-store.js';
 import { refuseWrites } from './read-only.js';
 import { ScriptRunner } from './script-runner.js';
@@ -113,7 +115,16 @@ export interface RedisDurabilityReport {
   readonly level: RedisDurability;
   readonly method: ConfirmMethod;
   readonly servers: readonly string[];
+  /**
+   * What the configuration leaves open, also emitted as a process warning (code
+   * `KEEPSAKE_REDIS_AOF_NOT_REPLICATED`): with durability `aof` on a server that has
+   * replicas, an acknowledgement does not wait for them, so a failover can lose it.
+   */
+  readonly warnings: readonly string[];
 }
+
+/** The code of the process warning `open()` emits for `aof` on a replicated deployment. */
+export const AOF_NOT_REPLICATED_WARNING = 'KEEPSAKE_REDIS_AOF_NOT_REPLICATED';
 
 /**
  * The Redis adapter. `open()` connects (a client passed in is used as it is), probes every
@@ -141,6 +152,8 @@ export class RedisAdapter implements StorageAdapterV1 {
   private closing: Promise<void> | null = null;
 
   private readonly options: ResolvedRedisAdapterOptions;
+  /** Through Sentinel: re-probes a primary a connection reached after a failover. */
+  private readonly primaryCheck: PrimaryCheck | null;
   /**
    * F1, E9: who began a run and whether it is alive, from the server's client list. Only on
    * connections the adapter makes (a client passed in keeps its own name).
@@ -161,6 +174,10 @@ export class RedisAdapter implements StorageAdapterV1 {
     this.client = client;
     this.clients = clients;
     this.owned = owned;
+    this.primaryCheck =
+      options.durability !== 'none' && followsFailovers(options, client)
+        ? new PrimaryCheck(options.durability, options.replicas)
+        : null;
     // A Cluster client's offline queue holds commands while the cluster is unreachable, for
     // as long as it is: each call gets a deadline instead (see deadline.ts).
     const deadlineMs = client.isCluster ? options.socketTimeoutMs : null;
@@ -211,8 +228,10 @@ export class RedisAdapter implements StorageAdapterV1 {
   private async connectAndProbe(): Promise<RedisDurabilityReport> {
     const { durability, replicas, durabilityTimeoutMs, connectTimeoutMs } = this.options;
     await Promise.all(this.clients.map((client) => untilReady(client, connectTimeoutMs)));
-    // Every connection of a standalone adapter reaches the same server: asked once.
-    const nodes = masters(this.client);
+    // Every connection of a standalone adapter reaches the same server: asked once. Through
+    // Sentinel each connection asked for the primary itself (a failover may be under way).
+    const nodes = this.primaryCheck === null ? masters(this.client) : (this.clients as Redis[]);
+    const sockets = PrimaryCheck.sockets(this.clients);
     let facts: Awaited<ReturnType<typeof probeServer>>[];
     try {
       facts = durability === 'none' ? [] : await Promise.all(nodes.map(probeServer));
@@ -231,9 +250,27 @@ export class RedisAdapter implements StorageAdapterV1 {
         level: durability,
       };
     }
+    this.primaryCheck?.confirmed(sockets);
+    const warnings: string[] = [];
+    const replicated =
+      facts.some((fact) => (fact.connectedReplicas ?? 0) > 0) ||
+      this.options.connection.kind === 'sentinel';
+    if (durability === 'aof' && replicated) {
+      warnings.push(
+        "redis adapter: durability 'aof' on a server with replicas: a durable write is acknowledged once the primary's AOF is fsynced, without waiting for a replica, so a failover that promotes a replica can lose acknowledged writes; use durability: 'replicas' to have them wait (see the README, Durability)",
+      );
+    }
+    for (const warning of warnings) {
+      process.emitWarning(warning, { code: AOF_NOT_REPLICATED_WARNING });
+    }
     // Read-only: a namespace without an index is left without one (a listing rebuilds it).
     if (!this.options.readOnly) await this.index.start();
-    return { level: durability, method: plan.method, servers: facts.map((fact) => fact.server) };
+    return {
+      level: durability,
+      method: plan.method,
+      servers: [...new Set(facts.map((fact) => fact.server))],
+      warnings,
+    };
   }
 
   private assertNotClosed(operation: string): void {
@@ -249,6 +286,22 @@ export class RedisAdapter implements StorageAdapterV1 {
   /** Whether a primitive may go ahead without `ready()`: open, and not closed. */
   private get usable(): boolean {
     return this.opened && this.closing === null;
+  }
+
+  /**
+   * Whether a write may go ahead without `readyToWrite()`: usable, and (through Sentinel)
+   * every connection still on the server its durability was probed on.
+   */
+  private get writable(): boolean {
+    return this.usable && (this.primaryCheck === null || this.primaryCheck.current(this.clients));
+  }
+
+  /** `ready()`, then (through Sentinel) a probe of a primary a connection moved to. */
+  private async readyToWrite(operation: string): Promise<void> {
+    await this.ready(operation);
+    if (this.primaryCheck !== null && !this.primaryCheck.current(this.clients)) {
+      await this.primaryCheck.recheck(this.lanes);
+    }
   }
 
   async getDocument(collection: Collection, id: string): Promise<StoredDocument | null> {
@@ -268,8 +321,8 @@ export class RedisAdapter implements StorageAdapterV1 {
     options: WriteOptions,
   ): Promise<PutResult> {
     // Not async once open: a save's write returns the document store's promise as it is.
-    if (this.usable) return this.documents.put(collection, id, write, options);
-    return this.ready('write a document').then(() =>
+    if (this.writable) return this.documents.put(collection, id, write, options);
+    return this.readyToWrite('write a document').then(() =>
       this.documents.put(collection, id, write, options),
     );
   }
@@ -279,7 +332,7 @@ export class RedisAdapter implements StorageAdapterV1 {
     id: string,
     options: DeleteOptions,
   ): Promise<PutResult> {
-    await this.ready('delete a document');
+    await this.readyToWrite('delete a document');
     return this.documents.delete(collection, id, options);
   }
 
@@ -289,7 +342,7 @@ export class RedisAdapter implements StorageAdapterV1 {
   }
 
   async quarantineDocument(collection: Collection, id: string, reason: string): Promise<string> {
-    await this.ready('quarantine a document');
+    await this.readyToWrite('quarantine a document');
     return this.quarantine.quarantine(collection, id, reason);
   }
 
@@ -304,17 +357,17 @@ export class RedisAdapter implements StorageAdapterV1 {
   }
 
   async putIndexEntry(summary: SessionSummary, options: { durable: boolean }): Promise<void> {
-    await this.ready('write the index');
+    await this.readyToWrite('write the index');
     await this.index.put(summary, options.durable);
   }
 
   async deleteIndexEntry(id: string, options: { durable: boolean }): Promise<void> {
-    await this.ready('write the index');
+    await this.readyToWrite('write the index');
     await this.index.delete(id, options.durable);
   }
 
   async replaceIndex(summaries: SessionSummary[], options: { durable: boolean }): Promise<void> {
-    await this.ready('write the index');
+    await this.readyToWrite('write the index');
     await this.index.replace(summaries, options.durable);
   }
 
@@ -329,7 +382,7 @@ export class RedisAdapter implements StorageAdapterV1 {
     records: LogRecordInput[],
     options: { durability: LogDurability },
   ): Promise<AppendLogResult> {
-    if (!this.usable) await this.ready('append to a journal');
+    if (!this.writable) await this.readyToWrite('append to a journal');
     return this.journals.append(sessionId, runId, records, options.durability);
   }
 
@@ -348,12 +401,12 @@ export class RedisAdapter implements StorageAdapterV1 {
   }
 
   async deleteLogs(sessionId: string, options: { durable: boolean }): Promise<void> {
-    await this.ready('delete journals');
+    await this.readyToWrite('delete journals');
     await this.journals.deleteAll(sessionId, options.durable);
   }
 
   async deleteLog(sessionId: string, runId: string, options: { durable: boolean }): Promise<void> {
-    await this.ready('delete a journal');
+    await this.readyToWrite('delete a journal');
     await this.journals.delete(sessionId, runId, options.durable);
   }
 
@@ -362,7 +415,7 @@ export class RedisAdapter implements StorageAdapterV1 {
    * WAIT on every connection (each confirms only what its own connection wrote).
    */
   async sync(): Promise<void> {
-    await this.ready('sync');
+    await this.readyToWrite('sync');
     await Promise.all(
       this.lanes.map((lane) => lane.scripts.confirmAll(masters(lane.client), 'sync')),
     );
@@ -375,6 +428,17 @@ export class RedisAdapter implements StorageAdapterV1 {
       : Promise.resolve();
     return this.closing;
   }
+}
+
+/**
+ * Whether the adapter's connections may move to another server on their own: through
+ * Sentinel (`sentinels`, or a client passed in that was made with them).
+ */
+function followsFailovers(options: ResolvedRedisAdapterOptions, client: RedisClient): boolean {
+  if (options.connection.kind === 'sentinel') return true;
+  if (options.connection.kind !== 'client' || client.isCluster) return false;
+  const sentinels = (client.options as { sentinels?: unknown[] | null } | undefined)?.sentinels;
+  return Array.isArray(sentinels) && sentinels.length > 0;
 }
 
 /** How long close() waits for the server to close a connection after QUIT. */

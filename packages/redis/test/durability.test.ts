@@ -37,6 +37,7 @@ describe('durability probed at open()', () => {
       level: 'aof',
       method: 'reply',
       servers: [`127.0.0.1:${always.port}`],
+      warnings: [],
     });
     expect(adapter.capabilities.durability).toBe('server-fsync');
     await adapter.close();
@@ -95,6 +96,14 @@ describe('durability probed at open()', () => {
       });
     }
     expect((await adapter.durabilityReport()).method).toBe('wait');
+    expect((await adapter.durabilityReport()).warnings).toEqual([]);
+    // 'aof' on the same primary: its acknowledgements do not wait for the replica (B3), said
+    // at open as a report warning and a process warning.
+    const aof = await openRedisAdapter({ url: primary.url, keyPrefix, livenessConfirmMs: 0 });
+    expect((await aof.durabilityReport()).warnings).toEqual([
+      expect.stringContaining('without waiting for a replica'),
+    ]);
+    await aof.close();
     // Connected is not yet in sync: wait until the replica acknowledges what it receives
     // (its first sync done and its first REPLCONF ACK sent).
     const primaryClient = new Redis(primary.url);

@@ -17,13 +17,35 @@ function invalid(options: unknown): string {
 
 describe('redisAdapter options', () => {
   it('needs exactly one of client, url and clusterNodes', () => {
-    expect(invalid({})).toContain('one of `client`, `url` or `clusterNodes` is required');
+    expect(invalid({})).toContain(
+      'one of `client`, `url`, `clusterNodes` or `sentinels` is required',
+    );
     expect(invalid({ url: 'redis://a:1', clusterNodes: ['a:1'] })).toContain(
       'not `url` and `clusterNodes`',
     );
     expect(invalid({ url: 'http://a:1' })).toContain('option `url`');
     expect(invalid({ clusterNodes: ['no-port'] })).toContain('option `clusterNodes.0`');
     expect(invalid({ client: { get: () => 1 } })).toContain('option `client`');
+  });
+
+  it('Sentinel: needs the master group name, and its options only with `sentinels`', () => {
+    expect(invalid({ sentinels: ['127.0.0.1:26379'] })).toContain(
+      'option `name` is invalid: is required with `sentinels`',
+    );
+    expect(invalid({ sentinels: [], name: 'keepsake' })).toContain('option `sentinels`');
+    expect(invalid({ sentinels: ['no-port'], name: 'keepsake' })).toContain('option `sentinels.0`');
+    expect(invalid({ sentinels: ['a:1'], name: 'has space' })).toContain('option `name`');
+    expect(invalid({ url: 'redis://a:1', name: 'keepsake' })).toContain(
+      'option `name` is invalid: applies to `sentinels` only',
+    );
+    expect(invalid({ url: 'redis://a:1', sentinelPassword: 'secret' })).toContain(
+      'option `sentinelPassword`',
+    );
+    expect(invalid({ url: 'redis://a:1', sentinels: ['a:1'], name: 'keepsake' })).toContain(
+      'not `url` and `sentinels`',
+    );
+    const adapter = redisAdapter({ sentinels: ['127.0.0.1:1'], name: 'keepsake', connections: 2 });
+    expect(adapter.clients).toHaveLength(2);
   });
 
   it('refuses a key prefix that would move the hash tag, and a client with its own prefix', () => {
@@ -43,16 +65,16 @@ describe('redisAdapter options', () => {
     expect(invalid({ url: 'redis://a:1', surprise: true })).toContain('surprise');
   });
 
-  it('checks `connections`: a whole number from 1 to 64, and only with `url`', () => {
+  it('checks `connections`: a whole number from 1 to 64, and only with `url` or `sentinels`', () => {
     expect(invalid({ url: 'redis://a:1', connections: 0 })).toContain('option `connections`');
     expect(invalid({ url: 'redis://a:1', connections: 65 })).toContain('option `connections`');
     expect(invalid({ url: 'redis://a:1', connections: 1.5 })).toContain('option `connections`');
     expect(invalid({ url: 'redis://a:1', connections: '4' })).toContain('option `connections`');
     expect(invalid({ clusterNodes: ['a:1'], connections: 2 })).toContain(
-      'option `connections` is invalid: applies to `url` only',
+      'option `connections` is invalid: applies to `url` and `sentinels` only',
     );
     const client = new Redis({ lazyConnect: true });
-    expect(invalid({ client, connections: 2 })).toContain('applies to `url` only');
+    expect(invalid({ client, connections: 2 })).toContain('applies to `url` and `sentinels` only');
     client.disconnect();
   });
 

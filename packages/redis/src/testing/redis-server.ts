@@ -27,6 +27,12 @@ const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
 /** A test process that dies must not leave servers behind: each is stopped by its pid. */
+export function trackChild(child: ChildProcess): void {
+  installExitHook();
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -49,6 +55,11 @@ export class RedisServerProcess {
   readonly busPort: number | null;
   readonly directory: string;
   readonly options: RedisServerOptions;
+  /**
+   * Set, the next `start()` runs the server as a replica of that primary (`--replicaof`):
+   * how a failover test brings a killed primary back as a replica of the new one.
+   */
+  replicaOf: { readonly host: string; readonly port: number } | null = null;
   private child: ChildProcess | null = null;
   private output = '';
 
@@ -138,12 +149,13 @@ export class RedisServerProcess {
       );
     }
     args.push(...(this.options.args ?? []));
+    if (this.replicaOf !== null) {
+      args.push('--replicaof', this.replicaOf.host, String(this.replicaOf.port));
+    }
     const binary = this.options.binary ?? process.env.KEEPSAKE_TEST_REDIS_SERVER ?? 'redis-server';
-    installExitHook();
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
-    live.add(child);
-    child.once('exit', () => live.delete(child));
+    trackChild(child);
     this.output = '';
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
