@@ -283,6 +283,7 @@ class KeepsakeStore implements SessionStore, StoreSessionsHost, StoreRunsHost, S
       after: options.after ?? 0,
       signal: options.signal,
       pollIntervalMs: options.pollIntervalMs ?? this.options.followPollMs,
+      pushedPollIntervalMs: options.pollIntervalMs ?? this.options.followPushedPollMs,
     });
   }
 
@@ -410,5 +411,15 @@ function followHostOf(store: KeepsakeStore, runs: StoreRuns): FollowRunHost {
     knowsOwners: store.adapter.liveness !== undefined,
     ownerState: (ownerId) =>
       store.adapter.liveness?.ownerState(ownerId) ?? Promise.resolve('unknown'),
+    watchLog: (sessionId, runId, onAppend) => {
+      const { adapter } = store;
+      if (adapter.watchLog === undefined) return null;
+      try {
+        return adapter.watchLog(sessionId, runId, onAppend);
+      } catch {
+        // A push that cannot be set up (an adapter's bug, a limit reached) leaves the poll to it.
+        return null;
+      }
+    },
   };
 }

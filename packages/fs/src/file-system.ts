@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFile, statSync, writeSync, writevSync } from 'node:fs';
+import { lstatSync, readdirSync, readFile, statSync, watch, writeSync, writevSync } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import { isLocalFileSystemType } from './local-disk.js';
 import { makeDirectories } from './make-directories.js';
@@ -59,6 +59,17 @@ export interface FileSystem {
    * (see local-disk.ts).
    */
   isLocalDisk?(path: string): Promise<boolean>;
+  /**
+   * Calls `listener` with the name of an entry of `directory` that was created, changed or
+   * removed (or null when the platform does not say which), until the returned watcher is
+   * closed; throws when the directory cannot be watched. Optional (without it, a follower on
+   * another process learns of appends at its poll): the kernel's notifications (inotify)
+   * for the real filesystem. It must not keep the process alive by itself.
+   */
+  watchDirectory?(
+    directory: string,
+    listener: (name: string | null) => void,
+  ): { close(): void; on(event: 'error', listener: () => void): unknown };
 }
 
 export type OpenFlags = 'r' | 'r+' | 'wx' | 'a+';
@@ -139,6 +150,9 @@ export const nodeFileSystem: FileSystem = {
     } catch {
       return null;
     }
+  },
+  watchDirectory(directory, listener) {
+    return watch(directory, { persistent: false }, (_event, name) => listener(name));
   },
   async isLocalDisk(path) {
     // The magic numbers are Linux's; elsewhere every call stays asynchronous.

@@ -16,7 +16,7 @@ import type {
   StoredDocument,
   WriteOptions,
 } from '@keepsake/core';
-import { BackendError, InvalidConfigError } from '@keepsake/core';
+import { assertValidId, BackendError, InvalidConfigError } from '@keepsake/core';
 import { writeFileAtomic } from './atomic-write.js';
 import { type AdapterContext, createAdapterContext, makeDirectory } from './context.js';
 import { DocumentStore } from './document-store.js';
@@ -26,6 +26,7 @@ import { GroupCommitLog } from './group-commit-log.js';
 import { IndexStore } from './index-store.js';
 import { putDocumentWithIndexEntry } from './index-with-document.js';
 import { JournalStore } from './journal-store.js';
+import { watchJournal } from './journal-watch.js';
 import { LAYOUT_VERSION } from './layout.js';
 import { replayDeadLogs } from './log-replay.js';
 import { type FsAdapterOptions, resolveOptions } from './options.js';
@@ -170,6 +171,15 @@ export function fsAdapter(options: FsAdapterOptions): StorageAdapterV1 {
       call(`read journal ${sessionId}/${runId}`, () =>
         journals.read(sessionId, runId, readOptions.afterSequence, readOptions.limit),
       ),
+    // E9: another process's appends wake this one's followers, on a local disk only (a
+    // network filesystem's notifications do not cover other hosts' writes): elsewhere, and
+    // on a file system that cannot watch, null leaves followers to their usual poll.
+    watchLog: (sessionId: string, runId: string, onAppend: () => void): (() => void) | null => {
+      if (closed || !segments.onLocalDisk) return null;
+      assertValidId(sessionId);
+      assertValidId(runId, 'run');
+      return watchJournal(fileSystem, layout, sessionId, runId, onAppend);
+    },
     listLogs: (sessionId: string): Promise<string[]> =>
       call(`list journals of ${sessionId}`, () => journals.list(sessionId)),
     deleteLogs: (sessionId: string, deleteOptions: { durable: boolean }): Promise<void> =>

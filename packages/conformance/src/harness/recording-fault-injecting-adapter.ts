@@ -76,11 +76,25 @@ export class RecordingFaultInjectingAdapter implements StorageAdapterV1 {
   ownerChecks = 0;
   /** F1: the wrapped adapter's liveness, when it has one, counting the questions asked. */
   declare readonly liveness?: AdapterLiveness;
+  /** How many appends the wrapped adapter's `watchLog` pushed to this adapter's watchers (E9). */
+  logPushes = 0;
+  /** E9: the wrapped adapter's push of appends, when it has one, counting what it pushes. */
+  declare readonly watchLog?: NonNullable<StorageAdapterV1['watchLog']>;
 
   constructor(readonly inner: StorageAdapter) {
     if (typeof inner.readQuarantined === 'function') {
       this.readQuarantined = (...args) =>
         this.invoke('readQuarantined', args) as Promise<string | null>;
+    }
+    const watchLog = inner.watchLog;
+    if (typeof watchLog === 'function') {
+      this.watchLog = (sessionId, runId, onAppend) =>
+        watchLog.call(inner, sessionId, runId, () => {
+          // A severed adapter's process is gone: nothing reaches its watchers any more.
+          if (this.severed) return;
+          this.logPushes++;
+          onAppend();
+        });
     }
     const liveness = inner.liveness;
     if (liveness !== undefined) {

@@ -20,7 +20,12 @@ import { PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
 import type { SpecRegistrar } from '../harness/suite.js';
 
 /** A follower on another instance reads this often (real time): only how soon, never what. */
-const FOLLOWER = { runs: { followPollMs: 5 } } as const;
+const FOLLOWER = { runs: { followPollMs: 5, followPushedPollMs: 5 } } as const;
+
+/** A follower that never polls in a test's time: only the backend's push can wake it. */
+const PUSH_ONLY_FOLLOWER = {
+  runs: { followPollMs: 3_600_000, followPushedPollMs: 3_600_000 },
+} as const;
 
 interface Followed {
   records: JournalRecord[];
@@ -258,6 +263,48 @@ export function defineFollowRunTests(suite: SpecRegistrar): void {
         expect(followed.ending?.markerMessage?.marker.type, label).toBe('interrupted');
         if (withRecords) expect(followed.records[0]?.data, label).toEqual({ text: 'kept' });
       }
+    },
+  );
+
+  suite.test(
+    'E9',
+    'where the adapter pushes appends made elsewhere (watchLog), a follower on another instance gets each record as it is appended and the ending, though its poll is an hour',
+    async (env) => {
+      const owner = await env.openStore();
+      const reader = await env.openStore(PUSH_ONLY_FOLLOWER);
+      const { sessionId, run } = await startRun(env, owner);
+      // Whether this adapter pushes here at all (a network filesystem cannot): asked once.
+      await reader.store.readJournal(sessionId, run.runId);
+      const probe = reader.adapter.watchLog?.(sessionId, run.runId, () => undefined) ?? null;
+      probe?.();
+      if (probe === null) {
+        env.notVerifiedNote =
+          'the adapter does not push appends made elsewhere here (no watchLog, or it answered null): a follower on another instance sees them at its next poll (runs.followPollMs)';
+        await run.complete();
+        return;
+      }
+      const iterator = reader.store
+        .followRun(sessionId, run.runId, { after: 0 })
+        [Symbol.asyncIterator]();
+      // Each record is appended only after the follower asked for the next one, so it can
+      // only learn of it by the push (its poll waits an hour).
+      for (let index = 0; index < 3; index++) {
+        const next = iterator.next();
+        await run.append({ type: 'token', data: { text: `pushed ${index}` } });
+        const item = await next;
+        expect(item.value).toMatchObject({
+          kind: 'record',
+          record: { sequence: index + 1, data: { text: `pushed ${index}` } },
+        });
+      }
+      const ending = iterator.next();
+      await run.complete();
+      expect((await ending).value).toMatchObject({ kind: 'record', record: { type: 'done' } });
+      expect((await iterator.next()).value).toMatchObject({
+        kind: 'end',
+        ending: { state: 'completed' },
+      });
+      expect(reader.adapter.logPushes, 'the pushes that woke it').toBeGreaterThan(0);
     },
   );
 

@@ -25,7 +25,19 @@ import type {
 export class DelegatingAdapter implements StorageAdapter {
   readonly specificationVersion = 'v1' as const;
 
-  constructor(readonly inner: StorageAdapter) {}
+  /** E9: the inner adapter's push of appends, when it has one (absent otherwise). */
+  declare readonly watchLog?: NonNullable<StorageAdapter['watchLog']>;
+  /** F1: the inner adapter's liveness, when it has one. */
+  declare readonly liveness?: NonNullable<StorageAdapter['liveness']>;
+
+  constructor(readonly inner: StorageAdapter) {
+    if (inner.liveness !== undefined) this.liveness = inner.liveness;
+    const watchLog = inner.watchLog;
+    if (typeof watchLog === 'function') {
+      this.watchLog = (sessionId, runId, onAppend) =>
+        watchLog.call(inner, sessionId, runId, onAppend);
+    }
+  }
 
   get name(): string {
     return this.inner.name;

@@ -144,6 +144,17 @@ export interface StorageAdapterV1 {
     runId: string,
     options: { afterSequence: number; limit: number },
   ): Promise<LogReadResult>;
+  /**
+   * Optional (E9): calls `onAppend` soon after records were appended to this run's journal
+   * by any instance sharing the backend (a file watch, a pub/sub message), so a follower on
+   * another instance reads at once instead of at its next poll. Best effort: a call may be
+   * spurious, several appends may make one call, and a missed one is caught by the
+   * follower's poll, which stays (only rarer). Never calls `onAppend` synchronously from
+   * inside `watchLog`, and never after the returned function was called, which stops it.
+   * Returns null when it cannot push here (a network filesystem, a server without pub/sub):
+   * the follower then polls as often as without it.
+   */
+  watchLog?(sessionId: string, runId: string, onAppend: () => void): (() => void) | null;
   /** Run ids that have a journal under this session. */
   listLogs(sessionId: string): Promise<string[]>;
   /** B8: removes every journal of the session. */

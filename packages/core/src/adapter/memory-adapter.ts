@@ -102,6 +102,21 @@ function logKey(sessionId: string, runId: string): string {
   return `${sessionId}/${runId}`;
 }
 
+/**
+ * E9: who watches which journal of a backend (`watchLog`), kept beside the backend rather
+ * than in it, so a backend object made by hand needs no field for it.
+ */
+const logWatchers = new WeakMap<MemoryBackend, Map<string, Set<() => void>>>();
+
+function watchersOf(backend: MemoryBackend): Map<string, Set<() => void>> {
+  let watchers = logWatchers.get(backend);
+  if (watchers === undefined) {
+    watchers = new Map();
+    logWatchers.set(backend, watchers);
+  }
+  return watchers;
+}
+
 function compareSummaries(left: SessionSummary, right: SessionSummary): number {
   if (left.updatedAt !== right.updatedAt) return right.updatedAt - left.updatedAt;
   return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
@@ -289,7 +304,29 @@ class MemoryAdapter implements StorageAdapterV1 {
     }
     log.push(...records.map((record) => ({ ...record })));
     this.backend.logs.set(key, log);
+    const watching = logWatchers.get(this.backend)?.get(key);
+    // Never from inside the append: the watcher runs once the appender has moved on.
+    if (watching !== undefined) for (const onAppend of watching) queueMicrotask(onAppend);
     return { ok: true };
+  }
+
+  watchLog(sessionId: string, runId: string, onAppend: () => void): () => void {
+    const key = logKey(sessionId, runId);
+    const watchers = watchersOf(this.backend);
+    const set = watchers.get(key) ?? new Set<() => void>();
+    watchers.set(key, set);
+    // Each subscription its own function, so one stopped never stops another; a call
+    // already queued when it stopped is dropped.
+    let active = true;
+    const watcher = () => {
+      if (active) onAppend();
+    };
+    set.add(watcher);
+    return () => {
+      active = false;
+      set.delete(watcher);
+      if (set.size === 0 && watchers.get(key) === set) watchers.delete(key);
+    };
   }
 
   async readLog(

@@ -46,6 +46,7 @@ const optionsSchema = z.strictObject({
     .object({
       cancelDeadlineMs: positiveInt.optional(),
       followPollMs: positiveInt.max(2_147_483_647).optional(),
+      followPushedPollMs: positiveInt.max(2_147_483_647).optional(),
     })
     .strict()
     .optional(),
@@ -71,6 +72,7 @@ export interface ResolvedOptions {
   drainDeadlineMs: number;
   cancelDeadlineMs: number;
   followPollMs: number;
+  followPushedPollMs: number;
   compactAfter: number;
   compactRatio: number;
   flushConcurrency: number;
@@ -145,6 +147,7 @@ export function resolveOptions(options: SessionStoreOptions): ResolvedOptions {
     drainDeadlineMs: value.lifecycle?.drainDeadlineMs ?? 10_000,
     cancelDeadlineMs: value.runs?.cancelDeadlineMs ?? 10_000,
     followPollMs: value.runs?.followPollMs ?? 250,
+    followPushedPollMs: value.runs?.followPushedPollMs ?? 1_000,
     compactAfter: value.deltas?.compactAfter ?? 64,
     compactRatio: value.deltas?.compactRatio ?? 1,
     flushConcurrency: value.flushConcurrency ?? 8,

@@ -58,6 +58,12 @@ export interface SessionStoreOptions {
      * @default 250
      */
     followPollMs?: number;
+    /**
+     * E9: the same, where the adapter pushes appends made elsewhere (`watchLog`): a push
+     * wakes the follower at once, and this poll only catches a push that never came and
+     * looks at the run's owner and grace. @default 1000
+     */
+    followPushedPollMs?: number;
   };
   deltas?: {
     /** Fewest appended-message deltas before a save may rewrite the document in full. @default 64 */

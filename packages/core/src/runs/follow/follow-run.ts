@@ -39,12 +39,16 @@ export interface FollowRunHost {
   readonly knowsOwners: boolean;
   /** F1: the backend's word on a run's owner (AdapterLiveness). */
   ownerState(ownerId: string): Promise<OwnerState>;
+  /** E9: the backend's push when another instance appends (`watchLog`), or null without one. */
+  watchLog(sessionId: string, runId: string, onAppend: () => void): (() => void) | null;
 }
 
 export interface FollowSettings {
   after: number;
   signal: AbortSignal | undefined;
   pollIntervalMs: number;
+  /** The poll where the backend pushes appends made elsewhere (`watchLog`): a safety net. */
+  pushedPollIntervalMs: number;
 }
 
 /** Records per read: a slow consumer holds at most this page plus FOLLOWER_BUFFER records. */
@@ -84,11 +88,12 @@ export async function* followRun(
   runId: string,
   settings: FollowSettings,
 ): AsyncGenerator<FollowRunItem> {
-  const follow = new Follow(host, sessionId, runId, settings);
   const watch = host.followers.watch(runId);
+  const follow = new Follow(host, sessionId, runId, settings);
   try {
     yield* follow.run(watch);
   } finally {
+    follow.stopPushes();
     watch.dispose();
   }
 }
@@ -118,8 +123,34 @@ class Follow {
     private readonly settings: FollowSettings,
   ) {
     this.after = settings.after;
+    this.waitMs = settings.pollIntervalMs;
     // Looked at once caught up, unless records came first (their times say when to look).
     this.lookAt = host.clock.now();
+  }
+
+  /** How long to wait for a wake before reading again: the poll, or its safety net. */
+  private waitMs: number;
+  /** Stops the backend's push of appends made elsewhere, once one was set up. */
+  private unwatch: (() => void) | null = null;
+
+  /**
+   * E9: a run streamed elsewhere wakes the follower through the backend's push where it has
+   * one (`watchLog`); the poll then only catches what a push missed. Set up after the first
+   * read (the adapter is open by then). A run streamed here wakes its followers anyway.
+   */
+  private startPushes(): void {
+    if (this.unwatch !== null || this.host.isLiveHere(this.runId)) return;
+    this.unwatch = this.host.watchLog(this.sessionId, this.runId, () =>
+      this.host.followers.changed(this.runId),
+    );
+    if (this.unwatch === null) return;
+    this.waitMs = this.settings.pushedPollIntervalMs;
+    // An append between the first read and the push's start woke nobody: read once more.
+    this.host.followers.changed(this.runId);
+  }
+
+  stopPushes(): void {
+    this.unwatch?.();
   }
 
   private get stopped(): boolean {
@@ -142,7 +173,7 @@ class Follow {
           }
         }
         if (taken.complete && taken.records.length > 0) {
-          await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
+          await watch.wait(this.waitMs, this.settings.signal);
           continue;
         }
       }
@@ -151,6 +182,7 @@ class Follow {
         afterSequence: this.after,
         limit: FOLLOW_PAGE,
       });
+      this.startPushes();
       for (const item of itemsOf(page)) {
         yield item;
         if (item.kind !== 'record') continue;
@@ -174,7 +206,7 @@ class Follow {
         // look right then (the record's own time, as the repair reads it).
         if (this.lastRecordAt > 0) this.lookAt = this.lastRecordAt + host.graceMs;
         mustRead = page.records.length + page.invalidRecords.length >= FOLLOW_PAGE;
-        if (!mustRead) await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
+        if (!mustRead) await watch.wait(this.waitMs, this.settings.signal);
         continue;
       }
       if (!this.checkedBefore) {
@@ -202,7 +234,7 @@ class Follow {
           return;
         }
       }
-      await watch.wait(this.settings.pollIntervalMs, this.settings.signal);
+      await watch.wait(this.waitMs, this.settings.signal);
     }
   }
 
