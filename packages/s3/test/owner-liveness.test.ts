@@ -12,7 +12,8 @@ import { type S3Fixture, startFixture, uniquePrefix } from './helpers/s3-fixture
  * younger than expireAfterMs by the server's clock. Real processes on a real RGW: one
  * SIGKILLed (gone once its lease lapses, not before), one whose event loop never yields
  * again (alive: the worker keeps renewing), and an adapter closed in this process (gone at
- * once: its lease is removed). A client passed in gives no liveness.
+ * once: its lease is removed, while the other adapters of its process, whose leases the same
+ * thread renews, stay alive). A client passed in gives no liveness.
  */
 const hooks = fileURLToPath(new URL('./fixtures/ts-hooks.mjs', import.meta.url));
 const child = fileURLToPath(new URL('./fixtures/owner-child.ts', import.meta.url));
@@ -117,6 +118,25 @@ describe('S3 owner liveness (F1, E9)', () => {
     }
     owner.kill('SIGKILL');
     await once(owner, 'exit');
+  });
+
+  it('F1: adapters of one process share the lease thread: closing one leaves the others renewed', async () => {
+    const first = s3Adapter(ownSettings());
+    const second = s3Adapter(ownSettings());
+    await Promise.all([first.open(), second.open()]);
+    try {
+      await first.close();
+      expect(await checker.liveness!.ownerState(first.liveness!.ownerId)).toBe('gone');
+      const until = performance.now() + 2 * LEASE.expireAfterMs + 1_000;
+      while (performance.now() < until) {
+        expect(await checker.liveness!.ownerState(second.liveness!.ownerId)).toBe('alive');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } finally {
+      await second.close();
+    }
+    expect(await checker.liveness!.ownerState(second.liveness!.ownerId)).toBe('gone');
+    expect(await checker.liveness!.ownerState(checker.liveness!.ownerId)).toBe('alive');
   });
 
   it('F1: an adapter closed in this process is gone at once; a client passed in gives no liveness', async () => {
