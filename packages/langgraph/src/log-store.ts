@@ -25,6 +25,19 @@ import { CheckpointConflictError, CorruptCheckpointError } from './errors.js';
  * one `readLog` after the last sequence it knows before answering a read.
  */
 export const LOG_RUN_ID = 'langgraph-checkpoints';
+/**
+ * Records per journal: record `p` of a thread (its position, from 1) is record
+ * `p - k × SEGMENT_RECORDS` of journal `k = ⌊(p − 1) / SEGMENT_RECORDS⌋` (run `langgraph-checkpoints`
+ * for 0, `langgraph-checkpoints-<k>` after), so reading what was appended since costs at most
+ * one journal of this many records, however long the thread. A journal is full at exactly
+ * this many records: a writer refused at the last sequence goes on in the next one, and a
+ * reader moves on only after the last record, so no record is ever left behind.
+ */
+export const SEGMENT_RECORDS = 256;
+
+export function segmentRunId(segment: number): string {
+  return segment === 0 ? LOG_RUN_ID : `${LOG_RUN_ID}-${segment}`;
+}
 const READ_PAGE = 1000;
 const APPEND_ATTEMPTS = 16;
 /** Threads whose index an instance keeps; the least recently used is dropped beyond it. */
@@ -283,54 +296,86 @@ export class ThreadLogs {
 
   private async appendBatch(thread: ThreadLog, batch: Pending[]): Promise<void> {
     const texts = batch.map((entry) => encodeRecord(entry.record));
-    let first = thread.sequence + 1;
-    for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+    let done = 0;
+    let next = thread.sequence + 1;
+    let refused = 0;
+    while (done < batch.length) {
+      const segment = Math.floor((next - 1) / SEGMENT_RECORDS);
+      const first = next - segment * SEGMENT_RECORDS;
+      const count = Math.min(batch.length - done, SEGMENT_RECORDS - first + 1);
       const result = await this.adapter.appendLog(
         thread.sessionId,
-        LOG_RUN_ID,
-        texts.map((text, index) => ({ sequence: first + index, text })),
+        segmentRunId(segment),
+        texts.slice(done, done + count).map((text, index) => ({ sequence: first + index, text })),
         { durability: this.durable ? 'group' : 'none' },
       );
       if (result.ok) {
         thread.exists = true;
-        if (first === thread.sequence + 1) {
-          for (const [index, entry] of batch.entries()) thread.apply(first + index, entry.record);
-          thread.sequence = first + batch.length - 1;
-          thread.lastText = texts.at(-1) ?? null;
+        if (next === thread.sequence + 1) {
+          for (let index = 0; index < count; index++) {
+            thread.apply(next + index, batch[done + index]!.record);
+          }
+          thread.sequence = next + count - 1;
+          thread.lastText = texts[done + count - 1] ?? null;
         }
         // Else records of another instance lie between: the next read brings the index up
         // to date with them and these, in log order.
-        return;
+        done += count;
+        next += count;
+        continue;
+      }
+      if (++refused >= APPEND_ATTEMPTS) {
+        throw new CheckpointConflictError(`log ${thread.sessionId}`, APPEND_ATTEMPTS);
       }
       // Another instance appended first: append after its records (B4). A record holds no
       // state derived from the log's tail, so it needs no re-read first; the index reads them
       // at its next catch-up. A log shorter than this index was deleted (deleteThread) since.
-      if (result.lastSequence < thread.sequence) {
+      const stored = segment * SEGMENT_RECORDS + result.lastSequence;
+      if (stored < thread.sequence) {
         thread.reset();
         await this.catchUp(thread);
       }
-      first = Math.max(result.lastSequence, thread.sequence) + 1;
+      next = Math.max(stored, thread.sequence) + 1;
     }
-    throw new CheckpointConflictError(`log ${thread.sessionId}/${LOG_RUN_ID}`, APPEND_ATTEMPTS);
   }
 
   private async catchUp(thread: ThreadLog): Promise<void> {
     for (;;) {
+      const known = thread.sequence;
+      const segment = Math.floor(known / SEGMENT_RECORDS);
+      const after = known - segment * SEGMENT_RECORDS;
+      let read: Awaited<ReturnType<StorageAdapter['readLog']>>;
       // From the last record this instance read, to see that it is still there: a log
       // deleted (deleteThread) and started again since is read from its start.
-      const known = thread.sequence;
-      const read = await this.adapter.readLog(thread.sessionId, LOG_RUN_ID, {
-        afterSequence: Math.max(0, known - 1),
-        limit: READ_PAGE,
-      });
-      if (!read.exists) {
-        if (known > 0) thread.reset();
-        return;
+      if (known > 0 && after === 0) {
+        const previous = await this.adapter.readLog(thread.sessionId, segmentRunId(segment - 1), {
+          afterSequence: SEGMENT_RECORDS - 1,
+          limit: 1,
+        });
+        if (previous.records[0]?.text !== thread.lastText) {
+          thread.reset();
+          continue;
+        }
+        read = await this.adapter.readLog(thread.sessionId, segmentRunId(segment), {
+          afterSequence: 0,
+          limit: READ_PAGE,
+        });
+        if (!read.exists) return;
+      } else {
+        read = await this.adapter.readLog(thread.sessionId, segmentRunId(segment), {
+          afterSequence: Math.max(0, after - 1),
+          limit: READ_PAGE,
+        });
+        if (!read.exists) {
+          if (known === 0) return;
+          thread.reset();
+          continue;
+        }
       }
       let records = read.records;
-      if (known > 0) {
+      if (known > 0 && after > 0) {
         const [last] = records;
-        if (last === undefined || last.sequence !== known || last.text !== thread.lastText) {
+        if (last === undefined || last.sequence !== after || last.text !== thread.lastText) {
           thread.reset();
           continue;
         }
@@ -338,12 +383,15 @@ export class ThreadLogs {
       }
       thread.exists = true;
       for (const { sequence, text } of records) {
+        const position = segment * SEGMENT_RECORDS + sequence;
         const decoded = decodeRecord(text);
-        if (decoded.ok) thread.apply(sequence, decoded.record);
-        else thread.damaged.set(sequence, { text, reason: decoded.reason });
-        thread.sequence = sequence;
+        if (decoded.ok) thread.apply(position, decoded.record);
+        else thread.damaged.set(position, { text, reason: decoded.reason });
+        thread.sequence = position;
         thread.lastText = text;
       }
+      // A full journal: the next records are in the next one.
+      if (records.length > 0 && thread.sequence === (segment + 1) * SEGMENT_RECORDS) continue;
       if (read.records.length < READ_PAGE) return;
     }
   }
@@ -392,8 +440,10 @@ export class ThreadLogs {
   }
 
   /** The text of one stored record (for quarantining a record whose value is damaged). */
-  async recordText(thread: ThreadLog, sequence: number): Promise<string> {
-    const read = await this.adapter.readLog(thread.sessionId, LOG_RUN_ID, {
+  async recordText(thread: ThreadLog, position: number): Promise<string> {
+    const segment = Math.floor((position - 1) / SEGMENT_RECORDS);
+    const sequence = position - segment * SEGMENT_RECORDS;
+    const read = await this.adapter.readLog(thread.sessionId, segmentRunId(segment), {
       afterSequence: sequence - 1,
       limit: 1,
     });
@@ -403,7 +453,8 @@ export class ThreadLogs {
   async delete(threadId: string): Promise<void> {
     const thread = this.thread(threadId);
     await this.locked(thread, async () => {
-      await this.adapter.deleteLog(thread.sessionId, LOG_RUN_ID, { durable: this.durable });
+      // Every journal of the thread's log session: all its segments.
+      await this.adapter.deleteLogs(thread.sessionId, { durable: this.durable });
     });
     this.threads.delete(threadId);
   }

@@ -8,7 +8,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CorruptCheckpointError, KeepsakeSaver, MissingChannelSourceError } from '../src/index.js';
-import { LOG_RUN_ID, logSessionId } from '../src/log-store.js';
+import { LOG_RUN_ID, logSessionId, SEGMENT_RECORDS, segmentRunId } from '../src/log-store.js';
 import { backends } from './backends.js';
 
 // The log layout (the default since 0.2): a thread's checkpoints and pending writes are
@@ -196,6 +196,33 @@ for (const backend of backends) {
       const third = new KeepsakeSaver({ adapter: saver.adapter, adapterOpened: true });
       expect(await allTuples(third, { thread_id: 'shared' })).toHaveLength(16);
       expect(await allTuples(saver, { thread_id: 'shared' })).toHaveLength(16);
+    });
+
+    it('E2: a log longer than one journal goes on in the next; two writers across the boundary lose nothing', async () => {
+      const saver = await fresh();
+      const other = new KeepsakeSaver({ adapter: saver.adapter, adapterOpened: true });
+      const reader = new KeepsakeSaver({ adapter: saver.adapter, adapterOpened: true });
+      // The reader reads the log once while it is short, then catches up across the boundary.
+      await steps(saver, 'long', 2);
+      expect(await allTuples(reader, { thread_id: 'long' })).toHaveLength(2);
+      const each = Math.ceil(SEGMENT_RECORDS / 4) + 4;
+      await Promise.all([steps(saver, 'long', each), steps(other, 'long', each)]);
+      const total = 2 + 2 * each;
+      expect(2 * total).toBeGreaterThan(SEGMENT_RECORDS);
+      expect(await saver.adapter.listLogs(logSessionId('long'))).toEqual(
+        expect.arrayContaining([segmentRunId(0), segmentRunId(1)]),
+      );
+      const first = await saver.adapter.readLog(logSessionId('long'), segmentRunId(0), {
+        afterSequence: 0,
+        limit: 10_000,
+      });
+      expect(first.records).toHaveLength(SEGMENT_RECORDS);
+      const fresh2 = new KeepsakeSaver({ adapter: saver.adapter, adapterOpened: true });
+      for (const instance of [reader, fresh2, saver, other]) {
+        expect(await allTuples(instance, { thread_id: 'long' })).toHaveLength(total);
+      }
+      await saver.deleteThread('long');
+      expect(await allTuples(reader, { thread_id: 'long' })).toHaveLength(0);
     });
 
     it('B8: deleteThread removes the log and the marker; a new run on the thread starts empty', async () => {
