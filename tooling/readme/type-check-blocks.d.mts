@@ -4,4 +4,6 @@ export function typeCheckReadmeBlocks(options: {
   packageDirectory: string;
   /** Imports of this name resolve to the package's `src/index.ts`. */
   packageName: string;
+  /** Imports of a package the README names, checked against one installed here instead. */
+  aliases?: Record<string, string>;
 }): { blocks: number; problems: string[] };

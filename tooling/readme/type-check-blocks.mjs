@@ -5,14 +5,17 @@ import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 
 /** The compiler problems of every ```ts block of `<packageDirectory>/README.md`, as texts. */
-export function typeCheckReadmeBlocks({ packageDirectory, packageName }) {
+export function typeCheckReadmeBlocks({ packageDirectory, packageName, aliases = {} }) {
   const readme = readFileSync(`${packageDirectory}README.md`, 'utf8');
   const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
   const files = new Map(
     blocks.map((code, index) => [
       `${packageDirectory}test/readme-block-${index + 1}.ts`,
       // The package's own name resolves to its source, as the published one resolves to dist.
-      code.replaceAll(`from '${packageName}'`, "from '../src/index.js'"),
+      Object.entries(aliases).reduce(
+        (text, [name, installed]) => text.replaceAll(`from '${name}'`, `from '${installed}'`),
+        code.replaceAll(`from '${packageName}'`, "from '../src/index.js'"),
+      ),
     ]),
   );
   const options = {
