@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCliOptions } from './cli-options.js';
+import { parseCliOptions, USAGE } from './cli-options.js';
+import { sections } from './sections/registry.js';
 
 describe('parseCliOptions', () => {
   it('runs everything in full mode into results/ by default', () => {
@@ -40,5 +41,9 @@ describe('parseCliOptions', () => {
 
   it('refuses an unknown option rather than ignoring it', () => {
     expect(() => parseCliOptions(['--quik'])).toThrow(/--quik/);
+  });
+
+  it('--help names the id of every registered section', () => {
+    for (const section of sections) expect(USAGE, section.id).toContain(section.id);
   });
 });
