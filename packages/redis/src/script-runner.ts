@@ -1,3 +1,4 @@
+import { BackendUnavailableError } from '@keepsake/core';
 import { type ChainableCommander, type Redis, ReplyError } from 'ioredis';
 import type { RedisClient } from './connection.js';
 
@@ -5,7 +6,7 @@ type NetStream = Redis['stream'];
 
 import { withDeadline } from './deadline.js';
 import type { ConfirmMethod } from './durability-plan.js';
-import { RedisDurabilityError, toKeepsakeError } from './errors.js';
+import { ADAPTER_NAME, RedisDurabilityError, toKeepsakeError } from './errors.js';
 import type { ScriptDefinition } from './scripts/script.js';
 import { ScriptCall } from './scripts/script-call.js';
 
@@ -144,6 +145,19 @@ export class ScriptRunner {
       for (const step of steps) void this.send(pipeline, step);
       if (needsConfirmation) this.addConfirmation(pipeline, confirm);
       const replies = (await pipeline.exec()) ?? [];
+      // C3 on Cluster: a step answered MOVED or ASK after a failover (ioredis re-sends a
+      // pipeline only when every reply is a redirection; the confirmation that follows the
+      // steps is not one, it failed on the demoted node). Retryable, as a lost connection.
+      const moved = replies
+        .slice(0, steps.length)
+        .find(([error]) => error instanceof ReplyError && isRedirection(error as Error));
+      if (moved !== undefined) {
+        throw new BackendUnavailableError(
+          ADAPTER_NAME,
+          `${options.operation}: ${(moved[0] as Error).message} (the slot's master changed, a failover: a write of the batch may or may not have been applied)`,
+          { cause: moved[0] },
+        );
+      }
       const results: StepResult[] = replies
         .slice(0, steps.length)
         .map(([error, value]) => (error ? { ok: false, error } : { ok: true, value }));
@@ -381,6 +395,11 @@ async function settle(promise: Promise<unknown>): Promise<StepResult> {
     if (isConnectionFailure(error)) throw error;
     return { ok: false, error: error as Error };
   }
+}
+
+/** MOVED and ASK: the command was not run on this node (its slot is served elsewhere). */
+function isRedirection(error: Error): boolean {
+  return error.message.startsWith('MOVED ') || error.message.startsWith('ASK ');
 }
 
 /** A reply error is the server's answer to one command; anything else is the connection's. */

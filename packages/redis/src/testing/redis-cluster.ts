@@ -7,15 +7,23 @@ const run = promisify(execFile);
 export interface RedisClusterOptions {
   /** @default 3 */
   masters?: number;
+  /** Replicas per master (`--cluster-replicas`). @default 0 */
+  replicas?: number;
+  /**
+   * `cluster-node-timeout`: how long a silent master takes to be failed over to its
+   * replica. @default 5_000
+   */
+  nodeTimeoutMs?: number;
   persistence?: TestPersistence;
   /** The `redis-cli` binary. @default 'redis-cli' (or KEEPSAKE_TEST_REDIS_CLI) */
   cli?: string;
 }
 
 /**
- * A Redis Cluster of masters started by this process: one `redis-server
- * --cluster-enabled yes` per master, joined with `redis-cli --cluster create`, ready once
- * every node says `cluster_state:ok`.
+ * A Redis Cluster started by this process: one `redis-server --cluster-enabled yes` per
+ * master and per replica, joined with `redis-cli --cluster create`, ready once every node
+ * says `cluster_state:ok`. `killMaster` and `manualFailover` fail a master over to its
+ * replica, for the failover tests.
  */
 export class RedisClusterProcesses {
   readonly nodes: readonly RedisServerProcess[];
@@ -27,13 +35,20 @@ export class RedisClusterProcesses {
   }
 
   static async start(options: RedisClusterOptions = {}): Promise<RedisClusterProcesses> {
-    const count = options.masters ?? 3;
+    const count = (options.masters ?? 3) * (1 + (options.replicas ?? 0));
+    const args =
+      options.nodeTimeoutMs === undefined
+        ? []
+        : ['--cluster-node-timeout', String(options.nodeTimeoutMs)];
+    // A replica's full sync starts at once instead of waiting 5 s for others to share it.
+    if ((options.replicas ?? 0) > 0) args.push('--repl-diskless-sync-delay', '0');
     const cli = options.cli ?? process.env.KEEPSAKE_TEST_REDIS_CLI ?? 'redis-cli';
     const started = await Promise.allSettled(
       Array.from({ length: count }, () =>
         RedisServerProcess.start({
           cluster: true,
           persistence: options.persistence ?? 'aof-always',
+          args,
         }),
       ),
     );
@@ -49,7 +64,7 @@ export class RedisClusterProcesses {
         'create',
         ...nodes.map((node) => `${node.host}:${node.port}`),
         '--cluster-replicas',
-        '0',
+        String(options.replicas ?? 0),
         '--cluster-yes',
       ]);
       await cluster.untilHealthy();
@@ -65,19 +80,94 @@ export class RedisClusterProcesses {
     return this.nodes.map((node) => ({ host: node.host, port: node.port }));
   }
 
-  /** Polls every node until it reports `cluster_state:ok` (the join takes a moment). */
-  async untilHealthy(attempts = 200): Promise<void> {
-    for (let attempt = 0; attempt < attempts; attempt++) {
+  /**
+   * Polls until every running node reports `cluster_state:ok` (the join takes a moment) and,
+   * with `replicated`, every master has an online replica and every node is running.
+   */
+  async untilHealthy(timeoutMs = 60_000, replicated = false): Promise<void> {
+    let last = '';
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+      const running = this.nodes.filter((node) => node.running);
       const states = await Promise.all(
-        this.nodes.map(async (node) => {
+        running.map(async (node) => {
           const { stdout } = await run(this.cli, ['-p', String(node.port), 'cluster', 'info']);
           return /cluster_state:ok/.test(stdout);
         }),
       );
-      if (states.every(Boolean)) return;
+      last = states.every(Boolean) ? '' : 'a node is not cluster_state:ok';
+      if (last === '' && replicated) last = await this.replicationProblem();
+      if (last === '') return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error('the test cluster never reported cluster_state:ok');
+    throw new Error(`the test cluster is not healthy after ${timeoutMs} ms: ${last}`);
+  }
+
+  /** Each node's role (`ROLE`), by node; a stopped node is missing. */
+  async roles(): Promise<Map<RedisServerProcess, 'master' | 'slave'>> {
+    const roles = new Map<RedisServerProcess, 'master' | 'slave'>();
+    for (const node of this.nodes.filter((each) => each.running)) {
+      const { stdout } = await run(this.cli, ['-p', String(node.port), 'role']);
+      roles.set(node, stdout.startsWith('master') ? 'master' : 'slave');
+    }
+    return roles;
+  }
+
+  /**
+   * SIGKILLs `master`, waits until one of its replicas took over (every running node
+   * `cluster_state:ok`, `master` no longer named a master by any of them), starts it again
+   * (it rejoins as a replica of the new master) and waits until every master has an
+   * online replica.
+   */
+  async killMaster(master: RedisServerProcess): Promise<void> {
+    const replicas = await this.replicasOf(master);
+    if (replicas.length === 0) throw new Error(`${master.port} has no replica to fail over to`);
+    await master.kill();
+    for (const deadline = Date.now() + 60_000; ; ) {
+      const roles = await this.roles();
+      if (replicas.some((replica) => roles.get(replica) === 'master')) break;
+      if (Date.now() > deadline) throw new Error(`no replica took over from ${master.port}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await this.untilHealthy();
+    await master.start();
+    await this.untilHealthy(60_000, true);
+  }
+
+  /** The running nodes that replicate `master` (`ROLE`: slave, its host and port). */
+  async replicasOf(master: RedisServerProcess): Promise<RedisServerProcess[]> {
+    const replicas: RedisServerProcess[] = [];
+    for (const node of this.nodes.filter((each) => each.running && each !== master)) {
+      const { stdout } = await run(this.cli, ['-p', String(node.port), 'role']);
+      const [role, , port] = stdout.split('\n');
+      if (role === 'slave' && Number(port) === master.port) replicas.push(node);
+    }
+    return replicas;
+  }
+
+  /** `CLUSTER FAILOVER` on `replica`: it and its master swap roles, without data loss. */
+  async manualFailover(replica: RedisServerProcess): Promise<void> {
+    await run(this.cli, ['-p', String(replica.port), 'cluster', 'failover']);
+    const deadline = Date.now() + 60_000;
+    while ((await this.roles()).get(replica) !== 'master') {
+      if (Date.now() > deadline) throw new Error(`${replica.port} never became a master`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await this.untilHealthy(60_000, true);
+  }
+
+  /** Why not every master has an online replica, or '' when each does. */
+  private async replicationProblem(): Promise<string> {
+    for (const node of this.nodes) {
+      if (!node.running) return `${node.port} is not running`;
+      const { stdout } = await run(this.cli, ['-p', String(node.port), 'info', 'replication']);
+      if (/role:master/.test(stdout) && !/state=online/.test(stdout)) {
+        return `master ${node.port} has no online replica`;
+      }
+      if (/role:slave/.test(stdout) && !/master_link_status:up/.test(stdout)) {
+        return `replica ${node.port} is not in sync`;
+      }
+    }
+    return '';
   }
 
   async dispose(): Promise<void> {
