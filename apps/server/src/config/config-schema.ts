@@ -22,32 +22,70 @@ export const memoryBackendSchema = z.object({
   kind: z.literal('memory'),
 });
 
-export const redisBackendSchema = z.object({
-  kind: z.literal('redis'),
-  /** e.g. redis://127.0.0.1:6379/0; with `mode: 'cluster'`, any node of the cluster. */
-  url: z.url({
-    protocol: /^rediss?$/,
-    error: 'must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379',
-  }),
-  /**
-   * Every key starts with `<keyPrefix>:<namespace>:`; no braces (they would move the
-   * Cluster hash tag out of the session id). @default 'keepsake'
-   */
-  keyPrefix: z
-    .string()
-    .regex(/^[^{}\s]{1,100}$/, 'must be 1 to 100 characters without braces or whitespace')
-    .default('keepsake'),
-  /** `standalone` (one server, or a primary) or `cluster` (the URL names a seed node). @default 'standalone' */
-  mode: z.enum(['standalone', 'cluster']).default('standalone'),
-  /**
-   * What a durable save waits for (see @keepsake/redis): `aof` needs `appendonly yes` and
-   * `appendfsync always` (or Redis ≥ 7.2), `replicas` that many replicas, `none` nothing.
-   * Probed when a namespace's store opens. @default 'aof'
-   */
-  durability: z.enum(['none', 'aof', 'replicas']).default('aof'),
-  /** With `durability: 'replicas'`: replicas that must acknowledge a durable save. @default 1 */
-  replicas: z.number().int().min(1).max(64).default(1),
-});
+export const redisBackendSchema = z
+  .object({
+    kind: z.literal('redis'),
+    /**
+     * e.g. redis://127.0.0.1:6379/0; with `mode: 'cluster'`, any node of the cluster; with
+     * `mode: 'sentinel'`, `redis://[user:password@]<master group name>`: the sentinels name
+     * the primary of that group, and the user and password are the data servers'.
+     */
+    url: z.url({
+      protocol: /^rediss?$/,
+      error: 'must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379',
+    }),
+    /**
+     * Every key starts with `<keyPrefix>:<namespace>:`; no braces (they would move the
+     * Cluster hash tag out of the session id). @default 'keepsake'
+     */
+    keyPrefix: z
+      .string()
+      .regex(/^[^{}\s]{1,100}$/, 'must be 1 to 100 characters without braces or whitespace')
+      .default('keepsake'),
+    /**
+     * `standalone` (one server, or a primary), `cluster` (the URL names a seed node) or
+     * `sentinel` (the sentinels name the primary of the URL's group). @default 'standalone'
+     */
+    mode: z.enum(['standalone', 'cluster', 'sentinel']).default('standalone'),
+    /** With `mode: 'sentinel'`: the sentinels, `host:port,host:port,…`. */
+    sentinels: z
+      .string()
+      .regex(
+        /^[^\s:,]+:\d{1,5}(,[^\s:,]+:\d{1,5})*$/,
+        'must be host:port pairs separated by commas, e.g. 10.0.0.1:26379,10.0.0.2:26379',
+      )
+      .optional(),
+    /** With `mode: 'sentinel'`: the sentinels' password (their `requirepass`), if any. */
+    sentinelPassword: z.string().min(1).optional(),
+    /**
+     * What a durable save waits for (see @keepsake/redis): `aof` needs `appendonly yes` and
+     * `appendfsync always` (or Redis ≥ 7.2), `replicas` that many replicas, `none` nothing.
+     * Probed when a namespace's store opens. @default 'aof'
+     */
+    durability: z.enum(['none', 'aof', 'replicas']).default('aof'),
+    /** With `durability: 'replicas'`: replicas that must acknowledge a durable save. @default 1 */
+    replicas: z.number().int().min(1).max(64).default(1),
+  })
+  .superRefine((backend, context) => {
+    if (backend.mode === 'sentinel' && backend.sentinels === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['sentinels'],
+        message: "is required with mode 'sentinel'",
+      });
+    }
+    if (backend.mode !== 'sentinel') {
+      for (const field of ['sentinels', 'sentinelPassword'] as const) {
+        if (backend[field] !== undefined) {
+          context.addIssue({
+            code: 'custom',
+            path: [field],
+            message: "applies to mode 'sentinel' only",
+          });
+        }
+      }
+    }
+  });
 
 /** A flag from a file (true/false) or from the environment ("true"/"false"). */
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);

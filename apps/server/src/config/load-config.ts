@@ -37,6 +37,12 @@ const environmentVariables: ReadonlyArray<{ name: string; path: string[]; kind: 
   { name: 'KEEPSAKE_REDIS_URL', path: ['backend', 'url'], kind: 'string' },
   { name: 'KEEPSAKE_REDIS_KEY_PREFIX', path: ['backend', 'keyPrefix'], kind: 'string' },
   { name: 'KEEPSAKE_REDIS_MODE', path: ['backend', 'mode'], kind: 'string' },
+  { name: 'KEEPSAKE_REDIS_SENTINELS', path: ['backend', 'sentinels'], kind: 'string' },
+  {
+    name: 'KEEPSAKE_REDIS_SENTINEL_PASSWORD',
+    path: ['backend', 'sentinelPassword'],
+    kind: 'string',
+  },
   { name: 'KEEPSAKE_REDIS_DURABILITY', path: ['backend', 'durability'], kind: 'string' },
   { name: 'KEEPSAKE_REDIS_REPLICAS', path: ['backend', 'replicas'], kind: 'integer' },
   { name: 'KEEPSAKE_S3_BUCKET', path: ['backend', 'bucket'], kind: 'string' },

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { sentinelAddresses } from '../backends/redis-backend.js';
 import type { BackendConfig } from '../config/config-schema.js';
 import { maskUrl, StartupError } from './startup-error.js';
 
@@ -27,6 +28,7 @@ export async function checkRedisBeforeOpening(
   config: RedisBackendConfig,
   timeoutMs: number,
 ): Promise<void> {
+  if (config.mode === 'sentinel') return checkSentinels(config, timeoutMs);
   const shown = maskUrl(config.url);
   const client = new Redis(config.url, {
     lazyConnect: true,
@@ -61,6 +63,62 @@ export async function checkRedisBeforeOpening(
       `KEEPSAKE_REDIS_URL=${shown} is a node of a Redis Cluster, but KEEPSAKE_REDIS_MODE (backend.mode) is 'standalone': most keys would be answered with MOVED. Set KEEPSAKE_REDIS_MODE=cluster (any node's URL will do as the seed).`,
     );
   }
+}
+
+/**
+ * Sentinel mode: asks the sentinels, one at a time, which primary serves the URL's group
+ * (`SENTINEL get-master-addr-by-name`), so an unreachable sentinel list, a refused
+ * sentinel password or a group no sentinel monitors is reported naming its variable. The
+ * primary itself is then probed by the adapter when it opens.
+ */
+async function checkSentinels(config: RedisBackendConfig, timeoutMs: number): Promise<void> {
+  const name = new URL(config.url).hostname;
+  const failures: string[] = [];
+  for (const sentinel of sentinelAddresses(config.sentinels ?? '')) {
+    const client = new Redis({
+      host: sentinel.host,
+      port: sentinel.port,
+      ...(config.sentinelPassword === undefined ? {} : { password: config.sentinelPassword }),
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+      enableReadyCheck: false,
+      enableOfflineQueue: false,
+      connectTimeout: timeoutMs,
+      commandTimeout: timeoutMs,
+    });
+    let lastError: unknown = null;
+    client.on('error', (error: unknown) => {
+      lastError = error;
+    });
+    try {
+      await client.connect();
+      const primary = await client.call('SENTINEL', 'get-master-addr-by-name', name);
+      if (primary === null) {
+        throw new StartupError(
+          `KEEPSAKE_REDIS_URL=${maskUrl(config.url)} names the Sentinel group '${name}', which the sentinel at ${sentinel.host}:${sentinel.port} does not monitor. Put the group name of \`sentinel monitor <name> …\` in the URL's host: redis://[user:password@]<name>.`,
+        );
+      }
+      return;
+    } catch (error) {
+      if (error instanceof StartupError) throw error;
+      const cause = lastError ?? error;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      const reply = message.split(' ', 1)[0] ?? '';
+      if (REFUSED_CREDENTIALS.has(reply)) {
+        throw new StartupError(
+          `KEEPSAKE_REDIS_SENTINELS=${config.sentinels}: the sentinel at ${sentinel.host}:${sentinel.port} refused the credentials (${message}). Set KEEPSAKE_REDIS_SENTINEL_PASSWORD to the sentinels' requirepass.`,
+          { cause },
+        );
+      }
+      failures.push(`${sentinel.host}:${sentinel.port} (${message})`);
+    } finally {
+      client.disconnect();
+    }
+  }
+  throw new StartupError(
+    `KEEPSAKE_REDIS_SENTINELS=${config.sentinels}: no sentinel answers: ${failures.join('; ')}. Check the host:port list and that redis-sentinel runs there.`,
+  );
 }
 
 function describeFailure(shown: string, error: unknown, timeoutMs: number): StartupError {
