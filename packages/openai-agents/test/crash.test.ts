@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import type { Session } from '@keepsake/core';
 import { type AgentInputItem, MemorySession, Runner } from '@openai/agents-core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,9 +13,10 @@ import { type Backend, createBackend } from './helpers/backends.js';
  * F1, B3 with a real crash: a child process runs three streamed turns of a session on the fs
  * backend (the last pauses for approval) and is killed with SIGKILL at a random point. Then
  * this process, another server instance, reads the session: every batch of items whose
- * `addItems` resolved in the child is there, once and in order; what follows them is the
- * history of a turn the child was in (its input, the text it streamed, a marker) or nothing;
- * a run the child paused resumes here and completes.
+ * `addItems` resolved in the child is there first, once and in order; what follows them is
+ * nothing, or the turn the child was in, as `checkCutTurn` says: what it stored without
+ * acknowledging, the output it streamed (text pieces and tool calls in stream order) and
+ * exactly one marker; a run the child paused resumes here and completes.
  */
 const KILLS = 24;
 const seed = Number(process.env.KEEPSAKE_TEST_SEED ?? Date.now() % 2 ** 31);
@@ -98,7 +100,7 @@ describe('SIGKILL of the process running streamed agent turns (fs)', () => {
   });
   afterAll(() => backend.dispose());
 
-  it(`${KILLS} random kill points: every acknowledged item present once, a cut turn ends with its input, its text and a marker, a paused run resumes (seed ${seed})`, async () => {
+  it(`${KILLS} random kill points: every acknowledged item present once, a cut turn ends with its input, its streamed output in order and one marker, a paused run resumes (seed ${seed})`, async () => {
     const reference = JSON.parse(JSON.stringify(await referenceHistory())) as AgentInputItem[];
     const points = fc.sample(
       fc.record({
@@ -129,26 +131,16 @@ describe('SIGKILL of the process running streamed agent turns (fs)', () => {
       try {
         const session = new KeepsakeSession({ store, sessionId });
         const history = JSON.parse(JSON.stringify(await session.getItems())) as AgentInputItem[];
-        // Every acknowledged item is there once, in order, as the reference has it.
-        const kept = history.filter((item) => !isUnfinished(item));
-        expect(kept.slice(0, acked.length), label).toEqual(JSON.parse(JSON.stringify(acked)));
-        expect(kept, label).toEqual(reference.slice(0, kept.length));
+        // B3: every acknowledged item is there once, in order, first, as the reference has it.
+        expect(history.slice(0, acked.length), label).toEqual(JSON.parse(JSON.stringify(acked)));
+        expect(acked, label).toEqual(reference.slice(0, acked.length));
         const tail = history.slice(acked.length);
         if (history.length === 0) outcomes.beforeAnything++;
         else if (tail.length === 0) outcomes.betweenTurns++;
         else {
-          // A turn cut mid-way: its input (once), maybe the text it streamed, one marker; or
-          // only the marker, when the runner had stored the turn's items and the run was cut
-          // before it ended (its items are the acknowledged ones above).
           outcomes.midTurn++;
-          if (tail.length > 1) {
-            expect(tail[0], label).toMatchObject({ type: 'message', role: 'user' });
-          }
-          expect(tail.at(-1), label).toMatchObject({ type: 'message', role: 'system' });
-          expect(tail.length, label).toBeLessThanOrEqual(3);
-          if (tail.length === 3) {
-            expect(tail[1], label).toMatchObject({ role: 'assistant', status: 'incomplete' });
-          }
+          const stored = await store.load(session.keepsakeId);
+          checkCutTurn(tail, acked.length, reference, stored, label);
         }
         const paused = await pausedRunOf(session);
         if (paused !== null && !paused.claimed) {
@@ -171,11 +163,103 @@ describe('SIGKILL of the process running streamed agent turns (fs)', () => {
   }, 300_000);
 });
 
-/** What a crash repair adds: a turn's recovered text and its marker (not items the runner added). */
-function isUnfinished(item: AgentInputItem): boolean {
-  const record = item as { role?: string; status?: string; type?: string };
-  return (
-    (record.role === 'system' && record.type === 'message') ||
-    (record.role === 'assistant' && record.status === 'incomplete')
-  );
+type Step = { text: string } | { call: string };
+
+/**
+ * F1, E1, E2, B1, B3 for a turn the kill cut: what follows the acknowledged items.
+ * - Items the child stored but did not live to acknowledge (B3 promises durability of what
+ *   was acknowledged, not the converse): the cut turn's input alone (E1, stored before the
+ *   agent started), or the turn's whole batch as the runner added it (B1), or nothing.
+ * - The output the turn streamed that the history does not hold as items, folded from its
+ *   journal (F1, E2): one `incomplete` assistant message per stretch of text, a stretch
+ *   ending at a tool call (the calls are kept in the Keepsake session's `toolCalls`, on the
+ *   message before them). Text pieces and calls come in stream order, as the reference
+ *   turn has them, each whole but the last, which may be cut.
+ * - Exactly one marker, last (F1; README "Known limits": also after a stored batch).
+ */
+function checkCutTurn(
+  tail: AgentInputItem[],
+  ackedCount: number,
+  reference: AgentInputItem[],
+  stored: Session,
+  label: string,
+): void {
+  expect(tail.at(-1), label).toMatchObject({ type: 'message', role: 'system' });
+  const body = tail.slice(0, -1);
+  const otherMarkers = body.filter((item) => role(item) === 'system');
+  expect(otherMarkers, label).toEqual([]);
+  const firstRecovered = body.findIndex(isRecovered);
+  const kept = firstRecovered < 0 ? body : body.slice(0, firstRecovered);
+  const recovered = body.slice(kept.length);
+  const notRecovered = recovered.filter((item) => !isRecovered(item));
+  expect(notRecovered, label).toEqual([]);
+
+  // The cut turn in the reference: from its user message to the next one.
+  const storedCount = ackedCount + kept.length;
+  expect(kept, label).toEqual(reference.slice(ackedCount, storedCount));
+  const turnStart = reference.slice(0, storedCount).findLastIndex((item) => role(item) === 'user');
+  const next = reference.findIndex((item, index) => index > turnStart && role(item) === 'user');
+  const turnEnd = next < 0 ? reference.length : next;
+  expect(turnStart, label).toBeGreaterThanOrEqual(0);
+  if (kept.length > 0) {
+    expect(turnStart, label).toBe(ackedCount);
+    expect([turnStart + 1, turnEnd], label).toContain(storedCount);
+  }
+  // The runner adds a streamed run's output in one batch: held whole or not at all.
+  const held = storedCount - turnStart - 1;
+  if (held > 0) {
+    expect(held, label).toBe(turnEnd - turnStart - 1);
+    expect(recovered, label).toEqual([]);
+    return;
+  }
+
+  // What the turn streamed, in order, as the reference has it; and what the repair kept.
+  const expected: Step[] = reference.slice(turnStart + 1, turnEnd).flatMap(stepsOf);
+  const actual: Step[] = [];
+  const userAt = stored.messages.findLastIndex((message) => message.role === 'user');
+  for (const message of stored.messages.slice(userAt + 1)) {
+    if (message.marker !== undefined || message.journal === undefined) continue;
+    const text = typeof message.content === 'string' ? message.content : '';
+    if (text !== '') actual.push({ text });
+    for (const call of stored.toolCalls) {
+      if (call.messageId === message.id) actual.push({ call: call.name });
+    }
+  }
+  expect(
+    recovered.map((item) => ({ text: textOf(item) })),
+    label,
+  ).toEqual(actual.filter((step) => 'text' in step));
+  expect(actual.length, label).toBeLessThanOrEqual(expected.length);
+  const whole = Math.max(actual.length - 1, 0);
+  expect(actual.slice(0, whole), label).toEqual(expected.slice(0, whole));
+  const last = actual.at(-1);
+  if (last !== undefined) {
+    const streamed = expected[whole]!;
+    if ('call' in last) expect(last, label).toEqual(streamed);
+    else expect('text' in streamed && streamed.text.startsWith(last.text), label).toBe(true);
+  }
+}
+
+function stepsOf(item: AgentInputItem): Step[] {
+  const record = item as { type?: string; name?: string };
+  if (record.type === 'function_call') return [{ call: record.name ?? '' }];
+  if (role(item) === 'assistant' && textOf(item) !== '') return [{ text: textOf(item) }];
+  return [];
+}
+
+function role(item: AgentInputItem): string | undefined {
+  const record = item as { type?: string; role?: string };
+  return record.type === undefined || record.type === 'message' ? record.role : undefined;
+}
+
+/** Text a crash repair folded from the journal (F1): an `incomplete` assistant message. */
+function isRecovered(item: AgentInputItem): boolean {
+  return role(item) === 'assistant' && (item as { status?: string }).status === 'incomplete';
+}
+
+function textOf(item: AgentInputItem): string {
+  const content = (item as { content?: unknown }).content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (part as { text?: string }).text ?? '').join('');
 }
