@@ -73,6 +73,17 @@ export function toKeepsakeError(error: unknown, operation: string): KeepsakeErro
   if (KeepsakeError.isInstance(error)) return error;
   if (error instanceof ReplyError) {
     const code = replyCode(error as Error);
+    if (code === 'UNBLOCKED') {
+      // C3: WAIT or WAITAOF cut short because the server was demoted (a failover) while it
+      // waited for its replicas: the write before it ran on the old master, and whether the
+      // new one has it is unknown. Retryable as a lost connection is: a retried conditional
+      // save that did land meets its own revision as a conflict, never a double write.
+      return new BackendUnavailableError(
+        ADAPTER_NAME,
+        `${operation}: ${(error as Error).message} (the server was demoted while confirming the write: it may or may not have been applied)`,
+        { cause: error },
+      );
+    }
     if (UNAVAILABLE_REPLY_CODES.has(code)) {
       return new BackendUnavailableError(
         ADAPTER_NAME,
