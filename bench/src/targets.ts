@@ -13,6 +13,7 @@ import {
 import { KEEPSAKE_FS } from './sections/fs/keepsake-fs.js';
 import { pacedStreamsSection } from './sections/fs/paced-streams.js';
 import { HAND_ROLLED_RECOVERY, recoverySection } from './sections/fs/recovery.js';
+import { SQLITE_ROW_PER_EVENT } from './sections/fs/sqlite-journal.js';
 import { langgraphTargets } from './sections/langgraph/targets.js';
 import {
   JSON_FILE_SESSION,
@@ -104,6 +105,18 @@ export const targets: readonly Target[] = [
     reference: { contender: GROUP_COMMIT_FRAMED },
     comparator: '<=',
     threshold: 1.5,
+  },
+  // Issue 37: the peer a user would otherwise reach for, SQLite with a row per event.
+  {
+    id: 'journal-vs-sqlite-100',
+    description:
+      'journal appends ≥ 3× SQLite (WAL, synchronous = FULL, a row per event, a transaction per append) at 100 streams',
+    section: journalAppendSection.id,
+    table: 'throughput',
+    cases: ['100'],
+    reference: { contender: SQLITE_ROW_PER_EVENT },
+    comparator: '>=',
+    threshold: 3,
   },
   {
     id: 'paced-p99-vs-raw-loop',
