@@ -4,6 +4,14 @@ import { RedisServerProcess, type TestPersistence } from './redis-server.js';
 
 const run = promisify(execFile);
 
+/**
+ * How long the harness waits for the cluster to settle (a join, a failover, a rejoin). Two
+ * minutes: on a 2-core CI machine running other suites beside this one, gossip and elections
+ * can take many times their idle duration, and a wait that gives up early fails a test for
+ * the machine's load, not for what it tests.
+ */
+const SETTLE_MS = 120_000;
+
 export interface RedisClusterOptions {
   /** @default 3 */
   masters?: number;
@@ -84,22 +92,54 @@ export class RedisClusterProcesses {
    * Polls until every running node reports `cluster_state:ok` (the join takes a moment) and,
    * with `replicated`, every master has an online replica and every node is running.
    */
-  async untilHealthy(timeoutMs = 60_000, replicated = false): Promise<void> {
+  async untilHealthy(timeoutMs = SETTLE_MS, replicated = false): Promise<void> {
     let last = '';
     for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
       const running = this.nodes.filter((node) => node.running);
       const states = await Promise.all(
         running.map(async (node) => {
           const { stdout } = await run(this.cli, ['-p', String(node.port), 'cluster', 'info']);
-          return /cluster_state:ok/.test(stdout);
+          return /cluster_state:ok/.test(stdout) ? null : node;
         }),
       );
-      last = states.every(Boolean) ? '' : 'a node is not cluster_state:ok';
+      const failing = states.find((node) => node !== null);
+      last = failing == null ? '' : `node ${failing.port} is not cluster_state:ok`;
       if (last === '' && replicated) last = await this.replicationProblem();
       if (last === '') return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`the test cluster is not healthy after ${timeoutMs} ms: ${last}`);
+    throw new Error(
+      `the test cluster is not healthy after ${timeoutMs} ms: ${last}\n${await this.describe()}`,
+    );
+  }
+
+  /**
+   * What each node says of the cluster (CLUSTER INFO's state and epochs, CLUSTER NODES) and
+   * the end of its log: a failover test that fails on an unhealthy cluster says why.
+   */
+  async describe(): Promise<string> {
+    const parts: string[] = [];
+    for (const node of this.nodes) {
+      if (!node.running) {
+        parts.push(`--- ${node.port}: not running`);
+        continue;
+      }
+      const ask = async (...args: string[]) =>
+        (
+          await run(this.cli, ['-p', String(node.port), ...args]).catch((error: Error) => ({
+            stdout: `(${error.message})`,
+          }))
+        ).stdout.trim();
+      const info = (await ask('cluster', 'info'))
+        .split('\n')
+        .filter((line) => /state|epoch|slots_fail|slots_pfail/.test(line))
+        .join(' ');
+      const log = node.log().trim().split('\n').slice(-15).join('\n');
+      parts.push(
+        `--- ${node.port}: ${info}\n${await ask('cluster', 'nodes')}\n--- log of ${node.port}:\n${log}`,
+      );
+    }
+    return parts.join('\n');
   }
 
   /** Each node's role (`ROLE`), by node; a stopped node is missing. */
@@ -122,7 +162,7 @@ export class RedisClusterProcesses {
     const replicas = await this.replicasOf(master);
     if (replicas.length === 0) throw new Error(`${master.port} has no replica to fail over to`);
     await master.kill();
-    for (const deadline = Date.now() + 60_000; ; ) {
+    for (const deadline = Date.now() + SETTLE_MS; ; ) {
       const roles = await this.roles();
       if (replicas.some((replica) => roles.get(replica) === 'master')) break;
       if (Date.now() > deadline) throw new Error(`no replica took over from ${master.port}`);
@@ -130,7 +170,7 @@ export class RedisClusterProcesses {
     }
     await this.untilHealthy();
     await master.start();
-    await this.untilHealthy(60_000, true);
+    await this.untilHealthy(SETTLE_MS, true);
   }
 
   /** The running nodes that replicate `master` (`ROLE`: slave, its host and port). */
@@ -147,12 +187,12 @@ export class RedisClusterProcesses {
   /** `CLUSTER FAILOVER` on `replica`: it and its master swap roles, without data loss. */
   async manualFailover(replica: RedisServerProcess): Promise<void> {
     await run(this.cli, ['-p', String(replica.port), 'cluster', 'failover']);
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + SETTLE_MS;
     while ((await this.roles()).get(replica) !== 'master') {
       if (Date.now() > deadline) throw new Error(`${replica.port} never became a master`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await this.untilHealthy(60_000, true);
+    await this.untilHealthy(SETTLE_MS, true);
   }
 
   /** Why not every master has an online replica, or '' when each does. */
