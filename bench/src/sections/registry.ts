@@ -10,6 +10,7 @@ import { redisDurableSection } from './redis/redis-durable.js';
 import { s3DurableSection } from './s3/s3-durable.js';
 import type { Section } from './section.js';
 import { serverLoadSection } from './server/server-load.js';
+import { takeoverSection } from './takeover/takeover.js';
 
 /**
  * Every section, in report order. Redis and S3 sections go in `sections/redis/` and
@@ -28,4 +29,5 @@ export const sections: readonly Section[] = [
   langgraphSaverSection,
   openaiAgentsSessionSection,
   serverLoadSection,
+  takeoverSection,
 ];
