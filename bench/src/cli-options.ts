@@ -18,7 +18,8 @@ export const USAGE = `Usage: pnpm bench [--quick] [--only <section>[,<section>â€
   --only <ids>       run only the sections whose id contains one of these words
                      (fs-durable-save, fs-journal-append, fs-paced-streams, fs-flush-all,
                      fs-recovery, fs-memory, redis-durable, s3-durable, server,
-                     langgraph-saver, openai-agents-session, takeover)
+                     langgraph-saver, openai-agents-session, server-followers,
+                     takeover)
   --out <dir>        where the report goes (default: bench/results for a full run of every
                      section, bench/results/quick with --quick, else bench/results/partial)
   --scratch <dir>    where files are written while measuring (default: bench/.tmp); keep it

@@ -21,6 +21,7 @@ import {
 } from './sections/openai-agents/session-turns.js';
 import { redisTargets } from './sections/redis/targets.js';
 import { s3Targets } from './sections/s3/targets.js';
+import { followerTargets } from './sections/server/follower-targets.js';
 
 const HISTORY_LENGTHS = ['10', '100', '1000', '10000'];
 
@@ -176,4 +177,5 @@ export const targets: readonly Target[] = [
   ...redisTargets,
   ...langgraphTargets,
   ...s3Targets,
+  ...followerTargets,
 ];

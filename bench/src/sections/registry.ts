@@ -9,6 +9,7 @@ import { openaiAgentsSessionSection } from './openai-agents/session-turns.js';
 import { redisDurableSection } from './redis/redis-durable.js';
 import { s3DurableSection } from './s3/s3-durable.js';
 import type { Section } from './section.js';
+import { serverFollowersSection } from './server/server-followers.js';
 import { serverLoadSection } from './server/server-load.js';
 import { takeoverSection } from './takeover/takeover.js';
 
@@ -29,5 +30,6 @@ export const sections: readonly Section[] = [
   langgraphSaverSection,
   openaiAgentsSessionSection,
   serverLoadSection,
+  serverFollowersSection,
   takeoverSection,
 ];

@@ -8,6 +8,14 @@ import {
 } from './chat-turns.js';
 import type { ServerProcess } from './server-process.js';
 
+/** Where a trial's clients read their runs' events, when not only from the server they send to. */
+export interface FollowingOptions {
+  /** Read each run's events from this instance instead (it does not own the run). */
+  readonly followFrom?: ServerProcess;
+  /** Also read each run's events to its end from this instance: one more follower per run. */
+  readonly alsoFollowOn?: ServerProcess;
+}
+
 /**
  * The server contender's client side: N chats through the HTTP API, each following its
  * run over SSE, as the web demo does. Every trial uses fresh sessions and deletes them
@@ -17,6 +25,7 @@ export async function httpChatTrial(
   server: ServerProcess,
   chats: number,
   durationMs: number,
+  following: FollowingOptions = {},
 ): Promise<TrialFigures> {
   const sessionIds: string[] = [];
   for (let chat = 0; chat < chats; chat++) {
@@ -37,9 +46,21 @@ export async function httpChatTrial(
     if (sent.status !== 202) throw new Error(`send answered ${sent.status}: ${sent.text}`);
     const sendMs = performance.now() - started;
     const { runId, eventsUrl } = sent.body as { runId: string; eventsUrl: string };
-    const stream = await followRun(`${server.url}${eventsUrl}`, started);
+    const reader = following.followFrom ?? server;
+    const [stream, other] = await Promise.all([
+      followRun(`${reader.url}${eventsUrl}`, started),
+      following.alsoFollowOn === undefined
+        ? null
+        : followRun(`${following.alsoFollowOn.url}${eventsUrl}`, started),
+    ]);
     if (stream.terminalState !== 'completed') {
       throw new Error(`run ${runId} ended ${stream.terminalState ?? 'without an end event'}`);
+    }
+    // Both followers must have read the same run: a difference is a lost or doubled event.
+    if (other !== null && (other.terminalState !== 'completed' || other.text !== stream.text)) {
+      throw new Error(
+        `run ${runId}: the second follower read ${other.text.length} characters ending ${other.terminalState}, the first ${stream.text.length} ending completed`,
+      );
     }
     return {
       sessionId,

@@ -15,12 +15,14 @@ export interface ServerProcessOptions {
   readonly dataDirectory: string;
   readonly tokenDelayMs: number;
   readonly answerWords: number;
+  /** More environment for the server: another backend (KEEPSAKE_BACKEND=redis, its URL). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
  * Starts the reference server (`src/main.ts`, as `pnpm start` runs it) in its own process:
- * open mode on loopback, the fs backend in the trial's directory, the scripted agent at
- * the section's pace, and a rate limit no benchmark reaches.
+ * open mode on loopback, the fs backend in the trial's directory (unless `env` names
+ * another), the scripted agent at the section's pace, and a rate limit no benchmark reaches.
  */
 export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...typeScriptLoader, 'src/main.ts'], {
@@ -36,6 +38,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
       KEEPSAKE_SCRIPTED_TOKEN_DELAY_MS: String(options.tokenDelayMs),
       KEEPSAKE_SCRIPTED_ANSWER_WORDS: String(options.answerWords),
       KEEPSAKE_RATE_LIMIT_MAX: String(1_000_000_000),
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
