@@ -62,13 +62,11 @@ function encodeValue(value: unknown, path: string, ancestors: Set<object>): unkn
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value)) {
       const stored = key.startsWith('$') ? `$${key}` : key;
-      // Defined, not assigned: a key named `__proto__` stays a key.
-      Object.defineProperty(out, stored, {
-        value: encodeValue((value as Record<string, unknown>)[key], `${path}.${key}`, ancestors),
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
+      setOwn(
+        out,
+        stored,
+        encodeValue((value as Record<string, unknown>)[key], `${path}.${key}`, ancestors),
+      );
     }
     return out;
   } finally {
@@ -95,14 +93,27 @@ function decodeValue(value: unknown): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const key of keys) {
-    Object.defineProperty(out, key.startsWith('$$') ? key.slice(1) : key, {
-      value: decodeValue(record[key]),
+    setOwn(out, key.startsWith('$$') ? key.slice(1) : key, decodeValue(record[key]));
+  }
+  return out;
+}
+
+/**
+ * Sets `key` as an own, enumerable data property. Assigned (which keeps the object in V8's
+ * fast mode: getItems decodes every item of a history on each call), except `__proto__`,
+ * which an assignment would take as the prototype: that one is defined, so it stays a key.
+ */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, {
+      value,
       writable: true,
       enumerable: true,
       configurable: true,
     });
+  } else {
+    target[key] = value;
   }
-  return out;
 }
 
 /** The readable text of an item (message text, a call's name), for Keepsake's own tools. */
