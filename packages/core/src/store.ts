@@ -416,8 +416,15 @@ function followHostOf(store: KeepsakeStore, runs: StoreRuns): FollowRunHost {
       if (adapter.watchLog === undefined) return null;
       try {
         return adapter.watchLog(sessionId, runId, onAppend);
-      } catch {
-        // A push that cannot be set up (an adapter's bug, a limit reached) leaves the poll to it.
+      } catch (error) {
+        // A push that cannot be set up (an adapter's bug, a limit reached such as inotify's
+        // max_user_watches) leaves the follower to its poll, which is slower: say so.
+        store.emit({
+          type: 'warning',
+          sessionId,
+          field: 'followRun',
+          message: `run ${runId}: the backend's push could not be set up (${error instanceof Error ? error.message : String(error)}); following it by polling every runs.followPollMs`,
+        });
         return null;
       }
     },
