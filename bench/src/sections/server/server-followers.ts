@@ -1,11 +1,11 @@
 import { RedisServerProcess } from '@keepsake/redis/testing';
-import type { Contender } from '../../harness/measure.js';
+import type { BenchConfig } from '../../config.js';
+import type { Contender, RoundOptions } from '../../harness/measure.js';
 import { measureSideBySide } from '../../harness/measure.js';
 import type { CaseResult, Measurement, Metric, SectionResult } from '../../harness/results.js';
 import { describeMeasurements } from '../../report/format.js';
 import { runs } from '../redis/redis-benchmark.js';
 import type { Section, SectionContext } from '../section.js';
-import { trialsPerCase } from '../section.js';
 import type { TrialFigures } from './chat-turns.js';
 import { type FollowingOptions, httpChatTrial } from './http-chats.js';
 import { serverLoadSettings } from './load-settings.js';
@@ -47,10 +47,21 @@ export const serverFollowersSection: Section = {
   id: 'server-followers',
   title: 'server: following runs from the instance that owns them and from another',
   backend: 'fs, redis',
-  plannedTrials: (config) => backends().length * trialsPerCase(config, 3),
+  plannedTrials: (config) => {
+    const { warmupRounds, rounds } = roundsOf(config);
+    return backends().length * 3 * (warmupRounds + rounds);
+  },
   unavailableReason: serverUnavailableReason,
   run,
 };
+
+/**
+ * A quick run is a smoke check of the section (both backends, every contender, the answers
+ * checked) in two rounds without a warm-up: on CI it runs after the whole test suite.
+ */
+function roundsOf(config: BenchConfig): RoundOptions {
+  return config.mode === 'quick' ? { warmupRounds: 0, rounds: 2 } : config.rounds;
+}
 
 function backends(): readonly Backend[] {
   return BACKENDS.filter((backend) => backend.key === 'fs' || redisAvailable);
@@ -95,7 +106,7 @@ async function run(context: SectionContext): Promise<SectionResult> {
           contender(FROM_OTHER, { followFrom: pair.other }),
           contender(OWNER_WITH_FOLLOWER, { alsoFollowOn: pair.other }),
         ],
-        config.rounds,
+        roundsOf(config),
         (event) => {
           warmup = event.warmup;
           progress.trial(event);
