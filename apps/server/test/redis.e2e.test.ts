@@ -43,6 +43,11 @@ async function start(keyPrefix: string): Promise<ChildServer> {
   return child;
 }
 
+/** Waits for a condition the test cannot be told about otherwise (a child's log line). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 describe('the server on Redis', () => {
   it('F1: SIGKILL mid-answer, restart: the transcript is recovered from Redis and Last-Event-ID gets the rest', async () => {
     const keyPrefix = `e2e-${randomBytes(4).toString('hex')}`;
@@ -87,6 +92,35 @@ describe('the server on Redis', () => {
     ).toBe(true);
     await second.kill('SIGTERM');
   });
+
+  it('E6, E9: a run whose failure cannot be recorded while Redis is down ends with its error once Redis is back, also for a reader on its own instance', async () => {
+    const server = await start(`e2e-${randomBytes(4).toString('hex')}`);
+    const sessionId = await createSession(server.url, aliceToken, 'Redis goes away');
+    const { runId } = await sendMessage(server.url, aliceToken, sessionId, 'a long answer please');
+    const eventsPath = `/api/sessions/${sessionId}/runs/${runId}/events`;
+    const seen = await readEvents(`${server.url}${eventsPath}`, {
+      token: aliceToken,
+      until: (_event, events) => events.filter((event) => event.event === 'token').length >= 3,
+    });
+    // Redis dies mid-answer: the next append fails the run, and recording that failure
+    // fails too. The run must not stay live in its process with nothing left to end it.
+    await redis.kill();
+    await until(() => server.output().includes('recording the failure failed'));
+    await redis.start();
+    const rest = await readEvents(`${server.url}${eventsPath}`, {
+      token: aliceToken,
+      lastEventId: Number(seen.events.at(-1)?.id),
+    });
+    expect(rest.ended).toBe(true);
+    expect(rest.events.at(-1)?.data).toMatchObject({ terminalState: 'errored' });
+    const session = await getSession(server.url, aliceToken, sessionId);
+    expect(session.pending).toBeNull();
+    expect(session.messages.at(-1).marker).toMatchObject({ type: 'errored', runId });
+    // Not busy any more on the instance that owned the run.
+    const next = await sendMessage(server.url, aliceToken, sessionId, 'and now?');
+    expect(next.runId).not.toBe(runId);
+    await server.kill('SIGTERM');
+  }, 90_000);
 
   it('a stream started on one server process resumes on another after the first is killed', async () => {
     const keyPrefix = `e2e-${randomBytes(4).toString('hex')}`;

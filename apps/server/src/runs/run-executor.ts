@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   JournalConflictError,
   JournalSealedError,
@@ -174,19 +175,57 @@ export class RunExecutor {
       }
       if (controller.signal.aborted || isFencedOut(error)) return;
       logger.error({ err: error, sessionId: handle.sessionId, runId: handle.runId }, 'run failed');
-      await handle
-        .fail({
-          message: KeepsakeError.isInstance(error) ? error.message : 'The agent failed.',
-          code: KeepsakeError.isInstance(error) ? error.code : 'agent_error',
-        })
-        .catch((failError: unknown) => {
-          if (!isFencedOut(failError)) {
-            logger.error({ err: failError, runId: handle.runId }, 'recording the failure failed');
-          }
-        });
+      await this.recordFailure(run, {
+        message: KeepsakeError.isInstance(error) ? error.message : 'The agent failed.',
+        code: KeepsakeError.isInstance(error) ? error.code : 'agent_error',
+      });
+    }
+  }
+
+  /**
+   * Ends a failed run with its error (E6). The backend that failed the run may refuse this
+   * write too (a Redis master failing over): the run would then stay live in this store with
+   * nothing left to end it, so its streams on this instance would never end and its session
+   * would stay busy here (another instance repairs the turn only after the grace, F1). A
+   * retryable refusal is tried again, with backoff, until the failure is recorded, another
+   * instance ended the turn (fenced out), or shutdown stops the run (its pending turn is then
+   * recovered like any other).
+   */
+  private async recordFailure(
+    run: LiveRun,
+    failure: { message: string; code: string },
+  ): Promise<void> {
+    const { logger } = this.options;
+    const { handle, controller } = run;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await handle.fail(failure);
+        return;
+      } catch (error) {
+        if (isFencedOut(error)) return;
+        const retryable = KeepsakeError.isInstance(error) && error.isRetryable;
+        if (!retryable || !handle.active || controller.signal.aborted) {
+          logger.error({ err: error, runId: handle.runId }, 'recording the failure failed');
+          return;
+        }
+        if (attempt === 0) {
+          logger.warn(
+            { err: error, runId: handle.runId },
+            'recording the failure failed; retrying',
+          );
+        }
+        const backoffMs = Math.min(FAILURE_RETRY_MAX_MS, FAILURE_RETRY_FIRST_MS * 2 ** attempt);
+        await delay(backoffMs, undefined, { signal: controller.signal }).catch(() => undefined);
+        // Shutdown: the pending turn stays for recovery, as for every run it stops.
+        if (controller.signal.aborted) return;
+      }
     }
   }
 }
+
+/** Backoff between attempts to record a run's failure: a failover takes seconds. */
+const FAILURE_RETRY_FIRST_MS = 100;
+const FAILURE_RETRY_MAX_MS = 2_000;
 
 /** Another process sealed (cancelled) or took over this run's journal. */
 function isSealedElsewhere(error: unknown): boolean {
