@@ -1,5 +1,8 @@
+import { cpus, loadavg, totalmem } from 'node:os';
+import type { BackendResult } from './measure.js';
 import type { Counts, Prediction, Sizing } from './model.js';
 import { ratio } from './model.js';
+import { TURN } from './workload.js';
 
 /** A figure for a table: three significant digits, thousands separated. */
 export function figure(value: number | null): string {
@@ -155,4 +158,90 @@ export function sizingTable(prediction: Prediction, sizing: Sizing, countsUnit: 
   return ['| figure | value |', '|---|---|', ...rows.map((row) => `| ${row.join(' | ')} |`)].join(
     '\n',
   );
+}
+
+function costsTable(result: BackendResult): string {
+  const { fullCosts: costs, windows } = result;
+  const turn = Object.entries(costs.perTurn.counts)
+    .filter(([, value]) => Math.abs(value) >= 0.05)
+    .sort(([, left], [, right]) => right - left)
+    .map(([name, value]) => `${figure(value)} ${name}`)
+    .join(', ');
+  const follower = Object.entries(costs.perFollowerSecond.counts)
+    .filter(([, value]) => Math.abs(value) >= 0.05)
+    .sort(([, left], [, right]) => right - left)
+    .map(([name, value]) => `${figure(value)} ${name}`)
+    .join(', ');
+  const rows: Array<[string, string]> = [
+    ['turn time measured in the calibration (ms)', figure(windows.plain.meanTurnMs)],
+    ['turn time measured in the check (ms)', figure(windows.check.meanTurnMs)],
+    ['turn time used at full scale (ms)', figure(costs.turnMs)],
+    [`${result.countsUnit} per turn`, turn],
+    ['bytes written per turn', bytes(costs.perTurn.bytesWritten)],
+    ['Node CPU per turn (µs)', figure(costs.perTurn.nodeCpuMicros)],
+    ['server CPU per turn (µs)', figure(costs.perTurn.serverCpuMicros)],
+    ['stored growth per turn', bytes(costs.perTurn.storedBytes)],
+    [
+      'pages dirtied per turn (fs: write_bytes)',
+      windows.check.pageBytes === null ? '—' : bytes(windows.check.pageBytes / windows.check.turns),
+    ],
+    [
+      'share of commands on the busiest node (Cluster)',
+      windows.check.countsByNode.length > 1
+        ? `${((100 * Math.max(...windows.check.countsByNode)) / windows.check.countsByNode.reduce((a, b) => a + b, 0)).toFixed(0)}% (${windows.check.countsByNode.map((count) => figure(count / windows.check.seconds)).join(' / ')} per s)`
+        : '—',
+    ],
+    [
+      'per stored session',
+      `${bytes(costs.perSession.bytes)}, ${figure(costs.perSession.items)} items`,
+    ],
+    [`${result.countsUnit} per follower-second (calibration)`, follower || '0'],
+    ['Node CPU per follower-second (µs)', figure(costs.perFollowerSecond.nodeCpuMicros)],
+    ['server CPU per follower-second (µs)', figure(costs.perFollowerSecond.serverCpuMicros)],
+    ['RSS at the end of the check window', bytes(windows.check.rss)],
+    [
+      'followers that did not see `completed`',
+      String(windows.check.followerProblems + windows.followed.followerProblems),
+    ],
+  ];
+  return [
+    `| unit cost (per turn: from the ${result.fullFrom} run) | value |`,
+    '|---|---|',
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
+}
+
+export function markdown(results: readonly BackendResult[]): string {
+  const parts = [
+    `# Capacity run ${new Date().toISOString()}`,
+    '',
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${bytes(totalmem())}, Node ${process.version}, load average at the end ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}.`,
+    `Turn: ${TURN.tokensPerTurn} tokens of ${TURN.tokenChars} characters, one every ${TURN.tokenIntervalMs} ms on average (0.5–1.5×), a ${TURN.userChars}-character user message; stored session: ${TURN.storedMessages} messages.`,
+  ];
+  for (const result of results) {
+    parts.push(
+      '',
+      `## ${result.backend}`,
+      '',
+      result.description,
+      '',
+      `Counts: ${result.countsAre}. Bytes written: ${result.bytesWrittenAre}. Stored: ${result.storedAre}.`,
+      `Windows: calibration (${result.calibrationStreams} streams) ${figure(result.windows.plain.turns)} turns in ${result.windows.plain.seconds.toFixed(1)} s (plain), ${figure(result.windows.followed.turns)} (followed); check ${figure(result.windows.check.turns)} turns in ${result.windows.check.seconds.toFixed(1)} s. Storing ${result.storage.more.sessions} sessions took ${result.storage.more.seconds.toFixed(1)} s.`,
+      '',
+      `### Check: 100 streams, ${result.storage.check.sessions.toLocaleString('en-US')} sessions, 10 remote followers`,
+      '',
+      checkTable(result.predicted, result.predictedAtRate, result.measured, result.countsUnit),
+      '',
+      '### Unit costs',
+      '',
+      costsTable(result),
+      '',
+      '### Full scale: 10,000 streams, 1,000,000 sessions, 1,000 remote followers',
+      '',
+      sizingTable(result.full, result.sizing, result.countsUnit),
+    );
+  }
+  return parts.join('\n');
 }
