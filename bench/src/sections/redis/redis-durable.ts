@@ -7,6 +7,12 @@ import {
 } from '@keepsake/core';
 import { type RedisAdapter, redisAdapter } from '@keepsake/redis';
 import { RedisServerProcess } from '@keepsake/redis/testing';
+import {
+  closeFloorClients,
+  indexedSaveFloor,
+  journalAppendFloor,
+  openFloorClients,
+} from '../../baselines/redis-floors.js';
 import type { BenchConfig } from '../../config.js';
 import {
   type Contender,
@@ -35,6 +41,16 @@ export const ADAPTER_ALONE = 'the adapter alone (putDocument)';
 export const KEEPSAKE_REDIS_SKIP_INDEX = 'Keepsake (redis), skipIndex';
 export const ADAPTER_NO_INDEX = 'the adapter alone, no index entry';
 export const BENCHMARK_XADD = 'redis-benchmark XADD -c 16 -P 16';
+/**
+ * The floors of issue 39: hand-written ioredis loops (no Keepsake code) on as many
+ * connections as the adapter, each save writing its document and index entry atomically in
+ * one round trip, each journal event one XADD of its framed record, pipelined.
+ */
+export const FLOOR_SAVE_EVALSHA = 'floor: ioredis, document + index entry, one EVALSHA';
+export const FLOOR_SAVE_MULTI = 'floor: ioredis, document + index entry, MULTI/EXEC';
+export const FLOOR_JOURNAL = 'floor: ioredis, XADD of each framed record, pipelined';
+/** The adapter's default `connections`: the floors open as many. */
+const CONNECTIONS = 4;
 
 const SESSIONS = 50;
 const STREAMS = 16;
@@ -46,18 +62,20 @@ const SAVES: Metric = { unit: 'saves/s', higherIsBetter: true, format: 'rate' };
 const EVENTS: Metric = { unit: 'events/s', higherIsBetter: true, format: 'rate' };
 
 /**
- * Keepsake on Redis against the server's own limit, measured on the same redis-server
- * (AOF, `appendfsync always`) in the same rounds: durable saves of 1 KiB from 50 concurrent
- * sessions against `redis-benchmark -t set -d 1024 -c 50`, and pipelined journal appends
- * against `redis-benchmark -P 16` sending XADDs.
+ * Keepsake on Redis against floors that do the same work (issue 39), measured on the same
+ * redis-server (AOF, `appendfsync always`) in the same rounds: durable saves of 1 KiB from 50
+ * concurrent sessions against a hand-written ioredis loop writing each save's document and
+ * index entry in one atomic round trip, and pipelined journal appends against the same loop
+ * sending one XADD per framed record; `redis-benchmark` (SET -c 50, XADD -P 16) beside them
+ * as the server's ceiling.
  */
 export const redisDurableSection: Section = {
   id: 'redis-durable',
-  title: 'redis: durable saves and journal appends against redis-benchmark',
+  title: 'redis: durable saves and journal appends against an ioredis floor and redis-benchmark',
   backend: 'redis',
   plannedTrials: (config) => {
     const { warmupRounds, rounds } = saveRounds(config);
-    return 5 * (warmupRounds + rounds) + trialsPerCase(config, 2);
+    return 7 * (warmupRounds + rounds) + trialsPerCase(config, 3);
   },
   unavailableReason: () => unavailable,
   run,
@@ -104,9 +122,12 @@ async function run(context: SectionContext): Promise<SectionResult> {
   });
   const adapter = redisAdapter({ url: server.url, keyPrefix: 'bench' });
   const store = createSessionStore({ adapter, journal: { durability: 'group' } });
+  const floorClients = await openFloorClients(server.port, CONNECTIONS);
   let trialNumber = 0;
   // This process's CPU during the measured Keepsake trials (not the warm-up ones).
   const saveCpu: CpuSample[] = [];
+  // The same for the EVALSHA floor: its CPU per save is the budget a save has (issue 39).
+  const floorCpu: CpuSample[] = [];
   let warmingUp = true;
   try {
     progress.beginCase(`${SESSIONS} sessions`);
@@ -137,6 +158,20 @@ async function run(context: SectionContext): Promise<SectionResult> {
           name: ADAPTER_NO_INDEX,
           trial: () => adapterWrites(adapter, `t${trialNumber++}`, savesPerSession, false),
         },
+        ...(['evalsha', 'multi'] as const).map((mode) => ({
+          name: mode === 'evalsha' ? FLOOR_SAVE_EVALSHA : FLOOR_SAVE_MULTI,
+          trial: async () => {
+            const sample = await indexedSaveFloor(floorClients, {
+              label: `t${trialNumber++}`,
+              sessions: SESSIONS,
+              saves: savesPerSession,
+              messageBytes: MESSAGE_BYTES,
+              mode,
+            });
+            if (mode === 'evalsha' && !warmingUp) floorCpu.push(sample);
+            return perSecond(sample.operations, sample.elapsedMs);
+          },
+        })),
         {
           name: BENCHMARK_SET,
           trial: () =>
@@ -161,6 +196,18 @@ async function run(context: SectionContext): Promise<SectionResult> {
         {
           name: KEEPSAKE_REDIS,
           trial: () => pipelinedAppends(store, `t${trialNumber++}`, appendsPerStream, payload),
+        },
+        {
+          name: FLOOR_JOURNAL,
+          trial: async () => {
+            const sample = await journalAppendFloor(floorClients, {
+              label: `t${trialNumber++}`,
+              streams: STREAMS,
+              appends: appendsPerStream,
+              payload,
+            });
+            return perSecond(sample.operations, sample.elapsedMs);
+          },
         },
         {
           name: BENCHMARK_XADD,
@@ -193,9 +240,11 @@ async function run(context: SectionContext): Promise<SectionResult> {
         },
       ],
       saveCpu,
+      floorCpu,
     );
   } finally {
     await store.close().catch(() => undefined);
+    await closeFloorClients(floorClients);
     await server.dispose();
   }
 }
@@ -322,9 +371,11 @@ function result(
   context: SectionContext,
   [saves, journal]: CaseResult[],
   saveCpu: readonly CpuSample[],
+  floorCpu: readonly CpuSample[],
 ): SectionResult {
   const { savesPerSession, appendsPerStream } = sizes(context.config);
   const cpu = saveCpu.length > 0 ? describeCpu(saveCpu) : null;
+  const floor = floorCpu.length > 0 ? describeCpu(floorCpu) : null;
   return {
     id: redisDurableSection.id,
     title: redisDurableSection.title,
@@ -332,10 +383,14 @@ function result(
       'One redis-server (AOF, `appendfsync always`: every reply follows the fsync of what it ' +
       'acknowledges) started for the section. Durable saves: 50 sessions at once, each appending ' +
       `${savesPerSession} messages of ${MESSAGE_BYTES} characters with \`store.save(session, { fsync: true })\` ` +
-      '(a delta of about 1 KiB each, one Lua script), against `redis-benchmark -t set -d 1024 -c 50` ' +
-      'on the same server. Journal: 16 runs each issuing ' +
+      '(a delta of about 1 KiB each, one Lua script, and its index entry), against a hand-written ioredis ' +
+      `loop on ${CONNECTIONS} connections that writes each save's message and index entry atomically in one ` +
+      'round trip (one EVALSHA, or MULTI/EXEC), the target, and against `redis-benchmark -t set -d 1024 -c 50` ' +
+      '(no index entry: the ceiling). Journal: 16 runs each issuing ' +
       `${appendsPerStream} token events of ${EVENT_BYTES} characters without waiting (journal durability ` +
-      '`group`), against `redis-benchmark -c 16 -P 16` sending XADDs of the same size.',
+      '`group`), against the ioredis loop sending one XADD per framed record (the record JSON core writes, ' +
+      'the id and fields the adapter writes), pipelined, the target, and `redis-benchmark -c 16 -P 16` sending ' +
+      'bare XADDs.',
     tables: [
       {
         id: 'saves',
@@ -360,13 +415,20 @@ function result(
         : [
             `This process's CPU during the measured Keepsake save rounds (the median round): ${cpu.microsPerOperation.toFixed(1)} µs per save, ${cpu.busyShare.toFixed(2)} of the wall time (all of Node's threads). ${cpu.busyShare >= BOUND_BY_NODE ? "Node hardly waited: the saves are bound by Node's CPU, about one over its CPU per save per second, not by the server." : 'Node waited for the server part of the time: the server, not Node alone, limits the saves.'}`,
           ]),
+      ...(floor === null
+        ? []
+        : [
+            `The same for "${FLOOR_SAVE_EVALSHA}" (the median round): ${floor.microsPerOperation.toFixed(1)} µs per save, ${floor.busyShare.toFixed(2)} of the wall time: the Node CPU a save may cost where Node limits the loop.`,
+          ]),
       `The save case runs ${saveRounds(context.config).warmupRounds} warm-up rounds (at least ${WARMUP_SAVES.toLocaleString('en-US')} saves) before its measured ones: V8 compiles the save path over a process's first ten to fifteen thousand saves, and a long-running server saves on warm code.`,
       `"${KEEPSAKE_REDIS_SKIP_INDEX}" and "${ADAPTER_NO_INDEX}" are the same two without the session index entry every save writes (B7: a listing that is cheap, durable with the save and current in every process). They are not settings to run with; they show what the entry costs Node and the server in the same rounds as the target.`,
       `"${ADAPTER_ALONE}" writes the same deltas with their index entries through the adapter's putDocument, with no store around it: the part of the gap to redis-benchmark that is the server's work (the conditional write script, the index entry) rather than the store's (validation, encoding, lock, cache).`,
-      "Keepsake uses the adapter's default 4 connections (each session's commands on one of them, pipelined); redis-benchmark opens one per client (`-c`).",
+      "Keepsake uses the adapter's default 4 connections (each session's commands on one of them, pipelined); the ioredis floors open as many (`enableAutoPipelining`: a connection's commands of one event-loop turn leave in one write, as the adapter corks its connections per turn); redis-benchmark opens one per client (`-c`).",
+      `The save floors build per save what a save must (a message of ${MESSAGE_BYTES} characters and its summary, as JSON) and write both atomically: "${FLOOR_SAVE_EVALSHA}" (APPEND and HSET in one script; the target's reference) and "${FLOOR_SAVE_MULTI}" (the same two commands in a transaction). Keepsake writes the same two with two single-write scripts (the document's conditional write, then the turn's shared index call): Redis 7.0 replays a multi-write script cut short by a crash wrongly (packages/redis README), and the floors do not check a revision.`,
+      `"${FLOOR_JOURNAL}" sends every event of a stream at once without waiting; Keepsake's journal writer appends a run's events one after the other (each waits for the one before it: E2's sequence check), so 16 runs have at most 16 appends in flight.`,
       'With `appendfsync always` Redis fsyncs once per event-loop turn for every write of that turn, so concurrent durable writes share fsyncs on both sides.',
       "The server runs without automatic AOF rewrites (`auto-aof-rewrite-percentage 0`): a rewrite forks and takes a core for about a second, at a moment set by both contenders' writes together, so it fell on one contender's round at random (such rounds ran at a third of the median).",
-      "redis-benchmark's XADD baseline writes single entries with server-made ids; Keepsake's appends carry the record (ids, sequence, timestamps) and the sequence check of a Lua script, and its batches are one entry each.",
+      "redis-benchmark's XADD baseline writes single entries with server-made ids and no record to build; Keepsake's appends carry the record (ids, sequence, timestamps) and the sequence check of a Lua script.",
     ],
   };
 }
