@@ -7,17 +7,19 @@
  * the tests wait for events, never for the default.
  */
 import {
-  type FollowRunItem,
+  BackendUnavailableError,
   type JournalRecord,
   NotFoundError,
   type RunEnding,
-  type SessionStore,
+  SessionBusyError,
 } from '@keepsake/core';
 import { expect } from 'vitest';
 import type { OpenedStore, TestEnvironment } from '../harness/environment.js';
 import { captureError, expectTypedError, userInput } from '../harness/fixtures.js';
-import { PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
+import { advanceUntil, type Followed, follow } from '../harness/follow.js';
+import { markersOf, PAST_GRACE_MS, QUIET_WORKER } from '../harness/quiet-worker.js';
 import type { SpecRegistrar } from '../harness/suite.js';
+import { defineStalledEndingProperty } from './e-stalled-endings.js';
 
 /** A follower on another instance reads this often (real time): only how soon, never what. */
 const FOLLOWER = { runs: { followPollMs: 5, followPushedPollMs: 5 } } as const;
@@ -26,42 +28,6 @@ const FOLLOWER = { runs: { followPollMs: 5, followPushedPollMs: 5 } } as const;
 const PUSH_ONLY_FOLLOWER = {
   runs: { followPollMs: 3_600_000, followPushedPollMs: 3_600_000 },
 } as const;
-
-interface Followed {
-  records: JournalRecord[];
-  items: FollowRunItem[];
-  ending: RunEnding | null;
-}
-
-/** Follows to the end (or until `signal` aborts), collecting every item. */
-async function follow(
-  store: SessionStore,
-  sessionId: string,
-  runId: string,
-  after = 0,
-  signal?: AbortSignal,
-): Promise<Followed> {
-  const followed: Followed = { records: [], items: [], ending: null };
-  const options = signal === undefined ? { after } : { after, signal };
-  for await (const item of store.followRun(sessionId, runId, options)) {
-    followed.items.push(item);
-    if (item.kind === 'record') followed.records.push(item.record);
-    if (item.kind === 'end') followed.ending = item.ending;
-  }
-  return followed;
-}
-
-/** Keeps moving the shared clock on until `following` settles (a repair waits for grace). */
-async function advanceUntil(env: TestEnvironment, following: Promise<unknown>): Promise<void> {
-  let settled = false;
-  void following.finally(() => {
-    settled = true;
-  });
-  while (!settled) {
-    await env.clock.advance(PAST_GRACE_MS);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 function expectInOrder(records: readonly JournalRecord[], from: number): void {
   expect(
@@ -77,6 +43,7 @@ async function startRun(env: TestEnvironment, owner: OpenedStore) {
 }
 
 export function defineFollowRunTests(suite: SpecRegistrar): void {
+  defineStalledEndingProperty(suite);
   suite.test(
     'E9',
     'followRun hands on every record once, in order, from the sequence asked for, and ends once with the journal ending; a follow that starts after the end gets the rest and the ending',
@@ -305,6 +272,78 @@ export function defineFollowRunTests(suite: SpecRegistrar): void {
         ending: { state: 'completed' },
       });
       expect(reader.adapter.logPushes, 'the pushes that woke it').toBeGreaterThan(0);
+    },
+  );
+
+  suite.test(
+    'E6',
+    "a run whose ending cannot be recorded (fail() or complete() threw: the backend refused) still ends on its own instance: until the grace has passed the session stays busy and a retried fail() records the failure; after it, the instance's own followers end and its loads repair the turn (the output kept, one crash marker), the run is refused as over, and the session takes a new run; a complete() whose answer was stored before its seal failed frees the session at once (F1, E9)",
+    async (env) => {
+      const options = { journal: { durability: 'each' }, ...FOLLOWER } as const;
+      const owner = await env.openStore(options);
+      const refuse = (type: string) =>
+        owner.adapter.inject({
+          method: 'appendLog',
+          match: ([, , records]) =>
+            (records as { text: string }[]).some((record) =>
+              record.text.includes(`"type":"${type}"`),
+            ),
+          // FAULT INJECTION: the backend refuses the ending's record (a failover, say).
+          error: () => new BackendUnavailableError(owner.adapter.name, 'FAULT INJECTION'),
+        });
+      const again = { userMessage: userInput('again') };
+
+      // A retried fail() before the grace records the failure.
+      const retried = await startRun(env, owner);
+      let removeFault = refuse('error');
+      expect(
+        await captureError(() => retried.run.fail({ message: 'the model failed' })),
+      ).toBeInstanceOf(BackendUnavailableError);
+      await expectTypedError(owner.store.beginRun(retried.sessionId, again), SessionBusyError);
+      removeFault();
+      expect(await retried.run.fail({ message: 'the model failed' })).toMatchObject({
+        cancelled: true,
+      });
+      const failed = await owner.store.load(retried.sessionId);
+      expect(markersOf(failed).map((message) => message.marker?.type)).toEqual(['errored']);
+
+      // Never retried: the run ends all the same, once the grace has passed.
+      const { sessionId, run } = await startRun(env, owner);
+      await run.append({ type: 'token', data: { text: 'kept' } });
+      removeFault = refuse('error');
+      expect(await captureError(() => run.fail({ message: 'the model failed' }))).toBeInstanceOf(
+        BackendUnavailableError,
+      );
+      removeFault();
+      await expectTypedError(owner.store.beginRun(sessionId, again), SessionBusyError);
+      const following = follow(owner.store, sessionId, run.runId);
+      await advanceUntil(env, following);
+      const followed = await following;
+      expect(followed.records[0]?.data).toEqual({ text: 'kept' });
+      expect(followed.ending).toMatchObject({ state: 'interrupted-by-crash' });
+      const repaired = await owner.store.load(sessionId);
+      expect(repaired.pending).toBeNull();
+      expect(markersOf(repaired).map((message) => message.marker?.type)).toEqual(['interrupted']);
+      expect(repaired.messages.some((message) => message.content === 'kept')).toBe(true);
+      expect(await run.fail({ message: 'too late' })).toEqual({
+        cancelled: false,
+        reason: 'not-active',
+      });
+      await (await owner.store.beginRun(sessionId, again)).complete();
+
+      // complete() stored the answer, then its seal was refused: over at once.
+      const answered = await startRun(env, owner);
+      await answered.run.append({ type: 'token', data: { text: 'the answer' } });
+      removeFault = refuse('done');
+      expect(await captureError(() => answered.run.complete())).toBeInstanceOf(
+        BackendUnavailableError,
+      );
+      removeFault();
+      const next = await owner.store.beginRun(answered.sessionId, again);
+      await next.complete();
+      const both = await owner.store.load(answered.sessionId);
+      expect(both.messages.filter((message) => message.content === 'the answer')).toHaveLength(1);
+      expect(markersOf(both)).toEqual([]);
     },
   );
 

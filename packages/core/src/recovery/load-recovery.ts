@@ -33,8 +33,8 @@ export class LoadRecovery {
   async recoverIfNeeded(entry: CacheEntry): Promise<void> {
     const { locks, cache, liveSessions, runs } = this.host;
     const session = entry.session;
-    const liveRunIds = new Set(runs.all().map((run) => run.runId));
-    if (!needsRecovery(session, liveRunIds)) return;
+    const stalled = runs.get(session.id)?.stalled === true;
+    if (!stalled && !needsRecovery(session, runs.liveRunIds())) return;
     const id = session.id;
     // F3: the caller holds this session's lock, so a later load repairs it.
     if (locks.holds(id)) return;
@@ -47,13 +47,19 @@ export class LoadRecovery {
         let changed = false;
         let repaired: string | null = null;
         const pending = current.session.pending;
-        if (pending !== null && !runs.has(id)) {
+        const local = runs.get(id);
+        if (pending !== null && (local === undefined || local.stalled)) {
           const outcome = await repairPendingTurn(current.session, runs.recoveryContext());
           if (outcome !== 'alive') {
             changed = true;
             repaired = pending.streamId;
             this.host.emit({ type: 'recovery', sessionId: id, runId: pending.streamId, outcome });
           }
+        }
+        // E6, F1: a stalled run whose turn is no longer pending (repaired just now, or
+        // answered before its ending failed) is over here: the session is free again.
+        if (local?.stalled === true && current.session.pending?.streamId !== local.runId) {
+          local.fenceStalled();
         }
         const retried = await retryPendingMarkers(
           current.session,

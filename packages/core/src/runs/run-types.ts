@@ -107,4 +107,9 @@ export interface RunHandle {
   fail(error: { message: string; code?: string }): Promise<CancelOutcome>;
   /** Whether this run still owns its session's pending turn in this process. */
   readonly active: boolean;
+  /**
+   * E6, F1: complete(), cancel() or fail() threw and the run is still active: retry the
+   * ending, or let the grace end it (the store's loads repair the turn once it has passed).
+   */
+  readonly stalled: boolean;
 }

@@ -30,6 +30,12 @@ export class Run implements RunHandle {
   private readonly checkpoint: PeriodicCheckpoint;
   private readonly eventIds = new RunEventIds();
   private currentSessionId: string;
+  /**
+   * E6, F1: complete(), cancel() or fail() threw (the backend refused the session write or
+   * the journal record) after stopping the checkpoints, and the run is still active. See
+   * `stalled`.
+   */
+  private endingFailed = false;
 
   constructor(
     private readonly host: RunHost,
@@ -64,6 +70,26 @@ export class Run implements RunHandle {
 
   get active(): boolean {
     return this.state === 'active';
+  }
+
+  /**
+   * E6, F1: every run ends, also when its owner cannot record how. Once complete(), cancel()
+   * or fail() threw, the run sends no more checkpoints and this store treats it as any silent
+   * run: its loads repair the turn once the grace has passed (a crash marker, the journal's
+   * output kept) and fence the run, its followers end then, and the session takes a new run
+   * again. Until then a retried complete(), cancel() or fail() still records the ending.
+   */
+  get stalled(): boolean {
+    return this.state === 'active' && this.endingFailed;
+  }
+
+  /**
+   * F1: this store's own load found the turn of this stalled run ended (repaired after the
+   * grace, or stored as answered before the ending failed): the run is over here. The
+   * caller holds the session lock.
+   */
+  fenceStalled(): void {
+    if (this.stalled) this.end('fenced');
   }
 
   /** D2: the session id rotated; the journal moves with it. Caller holds the lock. */
@@ -144,6 +170,10 @@ export class Run implements RunHandle {
     }
     // Before the checkpoint stops: a refused input leaves the run exactly as it was.
     assertCompleteInput(input, this.host.options.clock.now());
+    return this.endingOrStalled(() => this.completeNow(input));
+  }
+
+  private async completeNow(input: CompleteRunInput): Promise<Session> {
     await this.checkpoint.stop();
     await this.journal.idle();
     return this.host.locks.withLock(this.sessionId, async () => {
@@ -222,12 +252,32 @@ export class Run implements RunHandle {
     this.host.forgetDeleted(this.sessionId);
   }
 
+  /**
+   * Runs one of the run's endings; if it throws while the run is still active, the run is
+   * stalled (see `stalled`): its checkpoints were stopped, and nothing would end it else.
+   */
+  private async endingOrStalled<T>(ending: () => Promise<T>): Promise<T> {
+    try {
+      return await ending();
+    } catch (error) {
+      if (this.state === 'active') this.endingFailed = true;
+      throw error;
+    }
+  }
+
   private async interrupt(
     kind: 'cancel' | 'error',
     error?: { message: string; code?: string },
   ): Promise<CancelOutcome> {
     if (this.state === 'finished') return { cancelled: false, reason: 'already-finished' };
     if (this.state === 'fenced') return { cancelled: false, reason: 'not-active' };
+    return this.endingOrStalled(() => this.interruptNow(kind, error));
+  }
+
+  private async interruptNow(
+    kind: 'cancel' | 'error',
+    error?: { message: string; code?: string },
+  ): Promise<CancelOutcome> {
     // E6: the deadline for the run's appends in flight counts from this call.
     const appendsSettled = appendsSettleInTime(this.host, this.journal);
     await this.checkpoint.stop();

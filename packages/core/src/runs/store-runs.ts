@@ -92,10 +92,21 @@ export class StoreRuns implements RunHost {
     return this.runs.has(sessionId);
   }
 
-  /** Whether this store streams the run (H4: its records and endings wake its followers). */
+  /**
+   * Whether this store streams the run (H4: its records and endings wake its followers). A
+   * stalled run (its ending failed, `Run.stalled`) is not: its followers and loads treat it
+   * as any silent run, and end it once the grace has passed (F1).
+   */
   isLiveHere(runId: string): boolean {
-    for (const run of this.runs.values()) if (run.runId === runId) return true;
+    for (const run of this.runs.values()) if (run.runId === runId && !run.stalled) return true;
     return false;
+  }
+
+  /** The ids of the runs this store streams (not stalled ones): their turns are not repaired. */
+  liveRunIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const run of this.runs.values()) if (!run.stalled) ids.add(run.runId);
+    return ids;
   }
 
   all(): Run[] {
@@ -148,7 +159,10 @@ export class StoreRuns implements RunHost {
     // E7: a run of this store still owns the session (maybe held up by a cancel waiting
     // for its appends): busy at once, not after waiting for the lock.
     const running = this.runs.get(sessionId);
-    if (running !== undefined) throw new SessionBusyError(sessionId, running.runId);
+    // A stalled run (its ending failed) may be over by now: the load below tells.
+    if (running !== undefined && !running.stalled) {
+      throw new SessionBusyError(sessionId, running.runId);
+    }
     // Recovery of a dead pending turn runs here, before the lock is taken.
     await this.store.load(sessionId);
     return this.locks.withLock(sessionId, async () => {
