@@ -5,13 +5,14 @@ import type {
   IdPage,
   ListDocumentsOptions,
   PutResult,
+  SessionSummary,
   StoredDocument,
   WriteOptions,
 } from '@keepsake/core';
 import { encodeRecordFields, parseDocument, revisionField, tokenField } from './document-format.js';
 import { toKeepsakeError } from './errors.js';
 import { indexValue } from './index-store.js';
-import { outcomeOf, type ScriptStep, type Step, type StepResult } from './script-runner.js';
+import type { ScriptRunner, ScriptStep, Step, StepResult } from './script-runner.js';
 import { deleteDocumentScript, writeDocumentScript } from './scripts/document-scripts.js';
 import { putIndexEntriesIfWrittenScript, putIndexEntryScript } from './scripts/index-scripts.js';
 import type { StorageContext } from './storage-context.js';
@@ -66,12 +67,10 @@ export class DocumentStore {
     const { keys, standalone } = this.context;
     const { document: documentKey, group } = keys.document(collection, id);
     const { scripts, client } = this.context.lane(group);
-    const operation = `write a document (${collection}/${id})`;
-    const token = this.context.nextWriteToken();
-    const tokenText = tokenField(token);
+    const tokenText = tokenField(this.context.nextWriteToken());
     const creates = options.expectedRevision === null;
     const revisionText = revisionField(write.revision);
-    const writeStep: Step = {
+    const writeStep: ScriptStep = {
       script: writeDocumentScript,
       keys: [documentKey],
       args: [
@@ -83,6 +82,12 @@ export class DocumentStore {
       ],
     };
     const indexEntry = collection === 'sessions' ? options.indexEntry : undefined;
+    // A save of a session that exists (the common write): its write alone, its index entry
+    // in the turn's group (see putAlone).
+    if (standalone && !creates && scripts.sendsAlone(options.durable)) {
+      return this.putAlone(scripts, collection, id, writeStep, tokenText, indexEntry);
+    }
+    const operation = writeOperation(collection, id);
     const durable = { operation, durable: options.durable };
 
     if (standalone) {
@@ -102,19 +107,14 @@ export class DocumentStore {
       // ends this save's pipeline instead.
       const grouped = indexStep !== null && scripts.groupsWrites(options.durable);
       if (indexStep !== null && !grouped) steps.push(indexStep);
-      // A save of a session that exists: its write alone, its index entry in the group.
-      const alone = steps.length === 1 && scripts.sendsAlone(options.durable);
-      const work = alone ? scripts.sendAlone(writeStep) : scripts.batch(steps, durable);
+      const work = scripts.batch(steps, durable);
       // Its reply comes after the write's (same connection, sent after it); should the write
       // fail, the group's outcome is never awaited here (it keeps its failure quiet).
-      const groupedOutcome = grouped ? scripts.grouped(indexStep, 1) : null;
-      let results: StepResult[];
-      try {
-        results = alone ? [{ ok: true, value: await work }] : ((await work) as StepResult[]);
-      } catch (error) {
-        if (!alone) throw error;
-        results = [outcomeOf(error, operation)];
-      }
+      const groupedOutcome =
+        indexStep !== null && grouped
+          ? scripts.grouped(indexStep.script, indexStep.keys[0]!, documentKey, indexStep.args)
+          : null;
+      const results = await work;
       if (creates) throwIfFailed(results[0]!, operation);
       const written = refusalOrSuccess(results[creates ? 1 : 0]!, operation);
       if (!written.ok) return written;
@@ -145,6 +145,51 @@ export class DocumentStore {
     } catch (error) {
       return { ok: true, indexFailure: error as Error };
     }
+  }
+
+  /**
+   * The save path (standalone, a document that exists, confirmed by its reply): the write
+   * script sent on its own (`sendAlone`), the index entry added to the turn's shared index
+   * call after it (B7: written only if this very write landed), nothing built that a
+   * successful write does not need (the operation's name is made only for an error).
+   */
+  private async putAlone(
+    scripts: ScriptRunner,
+    collection: Collection,
+    id: string,
+    writeStep: ScriptStep,
+    tokenText: string,
+    indexEntry: SessionSummary | undefined,
+  ): Promise<PutResult> {
+    const work = scripts.sendAlone(writeStep);
+    // After sendAlone: a turn that let its writes go there sent its group with them, and
+    // this entry must follow its document's write.
+    const groupedOutcome =
+      indexEntry === undefined
+        ? null
+        : scripts.grouped(
+            putIndexEntriesIfWrittenScript,
+            this.context.keys.index(),
+            writeStep.keys[0]!,
+            [tokenText, id, indexValue(indexEntry)],
+          );
+    let reply: unknown;
+    try {
+      reply = await work;
+    } catch (error) {
+      // The server's refusal of the script, or the connection's failure: typed either way.
+      throw toKeepsakeError(error, writeOperation(collection, id));
+    }
+    const written = putResultOf(reply as [number, number?]);
+    if (!written.ok || groupedOutcome === null) return written;
+    let indexed: StepResult;
+    try {
+      indexed = await groupedOutcome;
+    } catch (error) {
+      throw toKeepsakeError(error, writeOperation(collection, id));
+    }
+    if (indexed.ok) return written;
+    return { ok: true, indexFailure: toKeepsakeError(indexed.error, 'update the session index') };
   }
 
   async delete(collection: Collection, id: string, options: DeleteOptions): Promise<PutResult> {
@@ -201,7 +246,15 @@ function throwIfFailed(result: StepResult, operation: string): void {
 /** The write script's reply as a PutResult (a reply error is thrown, typed). */
 function refusalOrSuccess(result: StepResult, operation: string): PutResult {
   throwIfFailed(result, operation);
-  const reply = (result as { value: [number, number?] }).value;
+  return putResultOf((result as { value: [number, number?] }).value);
+}
+
+function writeOperation(collection: Collection, id: string): string {
+  return `write a document (${collection}/${id})`;
+}
+
+/** The write script's reply: { 1 } or { 1, 1 } written, { 0, current revision } refused. */
+function putResultOf(reply: [number, number?]): PutResult {
   if (reply[0] === 1) return { ok: true };
   const current = reply[1] ?? -1;
   // -2: bytes that are not in the adapter's format; core quarantines them on its next read.

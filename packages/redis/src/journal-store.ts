@@ -34,22 +34,36 @@ export class JournalStore {
     const { keys } = this.context;
     // Every key of a session's journals is on the session's lane: appends keep their order.
     const { scripts } = this.context.lane(sessionId);
-    const operation = `append to the journal of run ${runId} (session ${sessionId})`;
+    const durable = durability !== 'none';
     const args: Array<string | number> = [this.context.nextWriteToken()];
     for (const record of records) args.push(record.sequence, record.text);
-    const steps: Step[] = [
-      { script: appendJournalScript, keys: [keys.journal(sessionId, runId)], args },
-    ];
-    // A new journal's run id is listed first (one write each; listing checks the stream).
-    if (records[0]!.sequence === 1) {
-      steps.unshift({ command: 'SADD', args: [keys.journals(sessionId), runId] });
+    const appendStep: Step = {
+      script: appendJournalScript,
+      keys: [keys.journal(sessionId, runId)],
+      args,
+    };
+    // A streamed event of a journal that exists (the common append): its script alone,
+    // without the batch's layers; the operation's name is made only for an error.
+    if (records[0]!.sequence !== 1 && scripts.sendsAlone(durable)) {
+      let reply: unknown;
+      try {
+        reply = await scripts.sendAlone(appendStep);
+      } catch (error) {
+        throw toKeepsakeError(error, appendOperation(sessionId, runId));
+      }
+      return appendResultOf(reply as [number, number?]);
     }
-    const results = await scripts.batch(steps, { operation, durable: durability !== 'none' });
+    const operation = appendOperation(sessionId, runId);
+    // A new journal's run id is listed first (one write each; listing checks the stream).
+    const steps: Step[] =
+      records[0]!.sequence === 1
+        ? [{ command: 'SADD', args: [keys.journals(sessionId), runId] }, appendStep]
+        : [appendStep];
+    const results = await scripts.batch(steps, { operation, durable });
     for (const result of results) {
       if (!result.ok) throw toKeepsakeError(result.error, operation);
     }
-    const reply = (results.at(-1) as { value: [number, number?] }).value;
-    return reply[0] === 1 ? { ok: true } : { ok: false, lastSequence: reply[1] ?? 0 };
+    return appendResultOf((results.at(-1) as { value: [number, number?] }).value);
   }
 
   async read(
@@ -120,4 +134,13 @@ export class JournalStore {
       if (!result.ok) throw toKeepsakeError(result.error, operation);
     }
   }
+}
+
+function appendOperation(sessionId: string, runId: string): string {
+  return `append to the journal of run ${runId} (session ${sessionId})`;
+}
+
+/** The append script's reply: { 1 } appended (or already), { 0, last sequence } refused. */
+function appendResultOf(reply: [number, number?]): AppendLogResult {
+  return reply[0] === 1 ? { ok: true } : { ok: false, lastSequence: reply[1] ?? 0 };
 }

@@ -32,10 +32,13 @@ export interface DocumentKeys {
 export class KeyLayout {
   readonly prefix: string;
   readonly namespaceTag: string;
+  /** Made once: every save names it. */
+  private readonly indexKey: string;
 
   constructor(prefix: string) {
     this.prefix = prefix;
     this.namespaceTag = `${prefix}:{${prefix}:ns}`;
+    this.indexKey = `${this.namespaceTag}:index`;
   }
 
   /**
@@ -105,7 +108,7 @@ export class KeyLayout {
 
   /** The session index (B7): one hash, id → order member and summary. */
   index(): string {
-    return `${this.namespaceTag}:index`;
+    return this.indexKey;
   }
 
   /** Where a rebuild of the index writes before it renames the result into place (B7). */

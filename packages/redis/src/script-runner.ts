@@ -98,7 +98,7 @@ export class ScriptRunner {
   /**
    * `batch([step])` for a save's write when `sendsAlone`: the reply itself, without the
    * batch's layers (a save sends one step, and those layers were a measurable part of it).
-   * Rejects with the server's ReplyError, or the connection's failure: see `outcomeOf`.
+   * Rejects with the server's ReplyError, or the connection's failure (the caller types it).
    */
   sendAlone(step: Step): Promise<unknown> {
     this.holdWritesForTurn();
@@ -187,33 +187,34 @@ export class ScriptRunner {
   }
 
   /**
-   * Standalone (see `groupsWrites`): adds `step` as one entry to a call of its script that
-   * carries the entries of every caller of this event-loop turn, sent when the turn ends,
-   * after every command sent during it. The call's keys are the first `sharedKeys` keys
-   * (the same for every entry), then each entry's other keys; its args each entry's args
-   * in turn (the script walks them). At most GROUP_LIMIT entries per call. Resolves with
-   * the call's outcome, the same for every entry; rejects when the connection failed.
+   * Standalone (see `groupsWrites`): adds one entry to a call of `script` that carries the
+   * entries of every caller of this event-loop turn, sent when the turn ends, after every
+   * command sent during it. The call's keys are `sharedKey` (the same for every entry), then
+   * each entry's `entryKey`; its args each entry's `entryArgs` in turn (the script walks
+   * them). At most GROUP_LIMIT entries per call. Resolves with the call's outcome, the same
+   * for every entry; rejects when the connection failed.
    */
-  grouped(step: ScriptStep, sharedKeys: number): Promise<StepResult> {
+  grouped(
+    script: ScriptDefinition,
+    sharedKey: string,
+    entryKey: string,
+    entryArgs: ReadonlyArray<string | number | Buffer>,
+  ): Promise<StepResult> {
     const turn = this.currentTurn();
-    // The open group of this script with these shared keys: found without building a name
-    // for the common single shared key (each save of a turn looks it up).
-    const name = sharedKeys === 1 ? step.keys[0]! : step.keys.slice(0, sharedKeys).join('\n');
-    let groups = turn.groups.get(step.script);
+    let groups = turn.groups.get(script);
     if (groups === undefined) {
       groups = new Map();
-      turn.groups.set(step.script, groups);
+      turn.groups.set(script, groups);
     }
-    let group = groups.get(name);
+    let group = groups.get(sharedKey);
     if (group === undefined || group.entries === GROUP_LIMIT) {
       if (group !== undefined) turn.full.push(group);
-      group = newGroup(step.script, step.keys.slice(0, sharedKeys));
-      groups.set(name, group);
+      group = newGroup(script, sharedKey);
+      groups.set(sharedKey, group);
     }
     group.entries++;
-    for (let index = sharedKeys; index < step.keys.length; index++)
-      group.keys.push(step.keys[index]!);
-    for (const arg of step.args) group.args.push(arg);
+    group.keys.push(entryKey);
+    for (const arg of entryArgs) group.args.push(arg);
     return group.outcome;
   }
 
@@ -352,7 +353,7 @@ interface Turn {
   corked: NetStream | null;
   /** Batches sent since the turn began or last let its writes go. */
   batches: number;
-  /** The open group of each grouped script and shared keys, and the groups that filled up. */
+  /** The open group of each grouped script and shared key, and the groups that filled up. */
   groups: Map<ScriptDefinition, Map<string, Group>>;
   full: Group[];
 }
@@ -367,7 +368,7 @@ interface Group {
   readonly reject: (error: unknown) => void;
 }
 
-function newGroup(script: ScriptDefinition, sharedKeys: readonly string[]): Group {
+function newGroup(script: ScriptDefinition, sharedKey: string): Group {
   let resolve!: (result: StepResult) => void;
   let reject!: (error: unknown) => void;
   const outcome = new Promise<StepResult>((onResult, onError) => {
@@ -376,16 +377,7 @@ function newGroup(script: ScriptDefinition, sharedKeys: readonly string[]): Grou
   });
   // Every entry awaits it; this keeps a failure of a group nobody awaits any more quiet.
   outcome.catch(() => undefined);
-  return { script, keys: [...sharedKeys], args: [], entries: 0, outcome, resolve, reject };
-}
-
-/**
- * What `sendAlone`'s rejection means: the server's refusal of the step (a ReplyError), or a
- * connection failure, thrown typed for `operation`.
- */
-export function outcomeOf(error: unknown, operation: string): StepResult {
-  if (isConnectionFailure(error)) throw toKeepsakeError(error, operation);
-  return { ok: false, error: error as Error };
+  return { script, keys: [sharedKey], args: [], entries: 0, outcome, resolve, reject };
 }
 
 async function settle(promise: Promise<unknown>): Promise<StepResult> {

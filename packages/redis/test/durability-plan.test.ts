@@ -31,6 +31,35 @@ describe('planDurability', () => {
     ).toEqual({ ok: true, method: 'waitaof' });
   });
 
+  it('B3 on Redis ≥ 7.2: WAITAOF only where the reply does not already follow the fsync, never without an AOF', () => {
+    // appendfsync always on 7.2: the reply confirms, as on 7.0 (WAITAOF would add nothing).
+    expect(planDurability('aof', 1, [facts({ version: '7.2.0' })])).toEqual({
+      ok: true,
+      method: 'reply',
+    });
+    // The first version with WAITAOF, and appendfsync no (the kernel flushes when it likes).
+    expect(planDurability('aof', 1, [facts({ version: '7.2.0', appendfsync: 'no' })])).toEqual({
+      ok: true,
+      method: 'waitaof',
+    });
+    // WAITAOF waits for the AOF: a 7.2 server without one is refused, not confirmed.
+    expect(
+      planDurability('aof', 1, [facts({ server: 'c:1', version: '7.4.1', appendonly: false })]),
+    ).toMatchObject({ ok: false, server: 'c:1' });
+    // A Cluster with a 7.0 master that fsyncs every second cannot be confirmed there, whatever
+    // its 7.2 masters could do: the plan names the 7.0 one.
+    const mixed = planDurability('aof', 1, [
+      facts({ server: 'new:1', version: '7.2.4', appendfsync: 'everysec' }),
+      facts({ server: 'old:1', version: '7.0.15', appendfsync: 'everysec' }),
+    ]);
+    expect(mixed).toMatchObject({ ok: false, server: 'old:1' });
+    expect(!mixed.ok && mixed.reason).toContain('no WAITAOF');
+    // 'replicas' waits with WAIT on every version.
+    expect(
+      planDurability('replicas', 1, [facts({ version: '7.4.0', connectedReplicas: 1 })]),
+    ).toEqual({ ok: true, method: 'wait' });
+  });
+
   it('refuses what cannot be confirmed, naming the server and the setting', () => {
     const everysec = planDurability('aof', 1, [facts({ appendfsync: 'everysec' })]);
     expect(everysec.ok).toBe(false);
