@@ -34,6 +34,7 @@ export function createAdapterContext(options: ResolvedFsAdapterOptions): Adapter
       { staleMs: options.lockStaleMs, timeoutMs: options.lockTimeoutMs },
       // A document's or the index's lock file sits in the directory of its files.
       (lockPath) => segments.closeHeld(dirname(lockPath)),
+      () => segments.onLocalDisk,
     ),
   };
 }

@@ -71,15 +71,19 @@ export class FileLocks {
 
   /** Called before a leased lock is let go: what its writer kept open under it is closed. */
   private readonly beforeLetGo: (lockPath: string) => Promise<void>;
+  /** Whether the locks lie on a disk of this machine (known once the adapter opened). */
+  private readonly onLocalDisk: () => boolean;
 
   constructor(
     fileSystem: FileSystem,
     options: LockOptions,
     beforeLetGo: (lockPath: string) => Promise<void> = async () => undefined,
+    onLocalDisk: () => boolean = () => false,
   ) {
     this.fileSystem = fileSystem;
     this.options = options;
     this.beforeLetGo = beforeLetGo;
+    this.onLocalDisk = onLocalDisk;
     this.acquirer = new LockAcquirer(fileSystem, options);
   }
 
@@ -202,8 +206,14 @@ export class FileLocks {
   }
 
   private async isWanted(lockPath: string): Promise<boolean> {
+    const mark = `${lockPath}${WAIT_SUFFIX}`;
     try {
-      await this.fileSystem.lstat(`${lockPath}${WAIT_SUFFIX}`);
+      // On a local disk at once: one look at a cached directory entry, not a round trip
+      // through libuv's thread pool (a held journal looks every 250 ms: at 100 streams,
+      // 400 round trips a second).
+      const lstatNow = this.onLocalDisk() ? this.fileSystem.lstatSync : undefined;
+      if (lstatNow !== undefined) lstatNow.call(this.fileSystem, mark);
+      else await this.fileSystem.lstat(mark);
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;

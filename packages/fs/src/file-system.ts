@@ -33,8 +33,9 @@ export interface FileSystem {
   lstat(path: string): Promise<FileStats>;
   /**
    * The same `lstat`, done before it returns. Optional, like `statSync`, and used only where
-   * `isLocalDisk` says yes: a read of a journal looks at its lock file with it. A layer that
-   * replaces `lstat` must replace or leave out `lstatSync` as well.
+   * `isLocalDisk` says yes: a read of a journal looks at its lock file with it, and a writer
+   * holding a lock looks for another writer's wait mark. A layer that replaces `lstat` must
+   * replace or leave out `lstatSync` as well.
    */
   lstatSync?(path: string): FileStats;
   /**
