@@ -35,8 +35,17 @@ export async function probeConditionalWrites(
   const put = (body: string, conditions: { ifMatch?: string; ifNoneMatch?: true }) =>
     requests.idempotent(operation, () => requests.putOnce(key, body, {}, conditions));
   try {
-    const created = await put('1', { ifNoneMatch: true });
-    if (!created.ok) throw new Error('the probe key existed already');
+    let created = await put('1', { ifNoneMatch: true });
+    if (!created.ok) {
+      // The nonce is new, so the object can only be this probe's own first attempt: it
+      // landed, its reply was lost (a timeout or reset on a slow endpoint), and the retry
+      // was refused as it should be. Go on from the ETag it holds.
+      const existing = await requests.head(key, operation);
+      if (existing === null) {
+        throw new Error('the probe key was refused as existing, yet no object is there');
+      }
+      created = { ok: true, etag: existing.etag, serverTimeAtSend: null };
+    }
     const again = await put('2', { ifNoneMatch: true });
     const ifNoneMatch = !again.ok;
     const current = again.ok ? again.etag : created.etag;

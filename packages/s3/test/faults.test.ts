@@ -186,6 +186,27 @@ describe('journal appends under faults', () => {
   });
 });
 
+describe('opening under faults', () => {
+  it("B2: the conditional-write probe's first PUT applied with its reply lost: the retry is refused as existing, and open goes on from the object it made", async () => {
+    fixture.faults.add({
+      command: 'PutObjectCommand',
+      key: (key) => key.includes('/probe/'),
+      effect: 'reset-after',
+      times: 1,
+    });
+    const opened = openStore(fixture.options('probe-fault', storeOptions));
+    const session = await opened.store.create({ title: 'opened' }, { fsync: true });
+    expect((await opened.store.load(session.id)).title).toBe('opened');
+    expect(
+      fixture.faults.seen.filter(
+        (request) => request.command === 'PutObjectCommand' && request.key.includes('/probe/'),
+      ).length,
+      'the probe PUT was sent again after the lost reply',
+    ).toBeGreaterThan(4);
+    await opened.close();
+  });
+});
+
 describe('a server that never answers', () => {
   it('every attempt is aborted at its deadline: open() rejects with a retryable typed error', async () => {
     const sockets = new Set<Socket>();
