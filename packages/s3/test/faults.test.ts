@@ -1,8 +1,10 @@
 import { createServer, type Socket } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
 import { BackendUnavailableError, KeepsakeError, WriteOutcomeUnknownError } from '@keepsake/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { s3Adapter } from '../src/index.js';
-import type { FaultEffect } from './helpers/fault-middleware.js';
+import { testClientConfig } from '../src/testing/index.js';
+import { type FaultEffect, FaultInjector } from './helpers/fault-middleware.js';
 import { openStore, type S3Fixture, startFixture, userMessage } from './helpers/s3-fixture.js';
 
 /**
@@ -188,22 +190,30 @@ describe('journal appends under faults', () => {
 
 describe('opening under faults', () => {
   it("B2: the conditional-write probe's first PUT applied with its reply lost: the retry is refused as existing, and open goes on from the object it made", async () => {
-    fixture.faults.add({
-      command: 'PutObjectCommand',
-      key: (key) => key.includes('/probe/'),
-      effect: 'reset-after',
-      times: 1,
-    });
-    const opened = openStore(fixture.options('probe-fault', storeOptions));
-    const session = await opened.store.create({ title: 'opened' }, { fsync: true });
-    expect((await opened.store.load(session.id)).title).toBe('opened');
-    expect(
-      fixture.faults.seen.filter(
+    // A client of its own: the adapter probes an endpoint once per client, and the
+    // fixture's client was probed by the tests before this one.
+    const client = new S3Client(testClientConfig(fixture.target));
+    const faults = new FaultInjector(client);
+    try {
+      faults.add({
+        command: 'PutObjectCommand',
+        key: (key) => key.includes('/probe/'),
+        effect: 'reset-after',
+        times: 1,
+      });
+      const opened = openStore({ ...fixture.options('probe-fault', storeOptions), client });
+      const session = await opened.store.create({ title: 'opened' }, { fsync: true });
+      expect((await opened.store.load(session.id)).title).toBe('opened');
+      const probePuts = faults.seen.filter(
         (request) => request.command === 'PutObjectCommand' && request.key.includes('/probe/'),
-      ).length,
-      'the probe PUT was sent again after the lost reply',
-    ).toBeGreaterThan(4);
-    await opened.close();
+      );
+      // Create (twice: the reply of the first was lost), refused create, wrong If-Match,
+      // right If-Match.
+      expect(probePuts.length, 'the probe PUTs, the lost one sent again').toBe(5);
+      await opened.close();
+    } finally {
+      client.destroy();
+    }
   });
 });
 
