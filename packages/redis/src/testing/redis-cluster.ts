@@ -36,10 +36,13 @@ export interface RedisClusterOptions {
 export class RedisClusterProcesses {
   readonly nodes: readonly RedisServerProcess[];
   private readonly cli: string;
+  /** `cluster-node-timeout` of every node (the harness's default: 5 s). */
+  private readonly nodeTimeoutMs: number;
 
-  private constructor(nodes: readonly RedisServerProcess[], cli: string) {
+  private constructor(nodes: readonly RedisServerProcess[], cli: string, nodeTimeoutMs: number) {
     this.nodes = nodes;
     this.cli = cli;
+    this.nodeTimeoutMs = nodeTimeoutMs;
   }
 
   static async start(options: RedisClusterOptions = {}): Promise<RedisClusterProcesses> {
@@ -63,7 +66,7 @@ export class RedisClusterProcesses {
     const nodes = started.flatMap((result) =>
       result.status === 'fulfilled' ? [result.value] : [],
     );
-    const cluster = new RedisClusterProcesses(nodes, cli);
+    const cluster = new RedisClusterProcesses(nodes, cli, options.nodeTimeoutMs ?? 5_000);
     try {
       const failed = started.find((result) => result.status === 'rejected');
       if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
@@ -184,12 +187,22 @@ export class RedisClusterProcesses {
     return replicas;
   }
 
-  /** `CLUSTER FAILOVER` on `replica`: it and its master swap roles, without data loss. */
+  /**
+   * `CLUSTER FAILOVER` on `replica`: it and its master swap roles, without data loss. Sent
+   * again while the replica is not a master after twice the node timeout and a little more:
+   * an OK only schedules the failover, which Redis aborts after 5 s when it cannot finish,
+   * e.g. when the masters refuse to vote because they voted for this shard less than two node
+   * timeouts ago (an automatic failover just before).
+   */
   async manualFailover(replica: RedisServerProcess): Promise<void> {
-    await run(this.cli, ['-p', String(replica.port), 'cluster', 'failover']);
     const deadline = Date.now() + SETTLE_MS;
-    while ((await this.roles()).get(replica) !== 'master') {
+    const resendAfterMs = this.nodeTimeoutMs * 2 + 1_000;
+    for (let sentAt = -Infinity; (await this.roles()).get(replica) !== 'master'; ) {
       if (Date.now() > deadline) throw new Error(`${replica.port} never became a master`);
+      if (Date.now() - sentAt > resendAfterMs) {
+        await run(this.cli, ['-p', String(replica.port), 'cluster', 'failover']);
+        sentAt = Date.now();
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await this.untilHealthy(SETTLE_MS, true);
